@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The project's test command (README; .ci/run calls exactly this):
+#   installs what is missing, checks formatting, builds everything with
+#   clang + ASan/UBSan + -Werror (plus the libFuzzer targets), runs every
+#   GoogleTest suite with ctest, then each fuzzer for a bounded time.
+#
+# Environment:
+#   RPKV_BUILD_DIR      build folder (default: build-ci)
+#   RPKV_SANITIZE       sanitizers (default: address,undefined; "" for none)
+#   RPKV_FUZZ_SECONDS   seconds per fuzzer (default: 20; 0 skips fuzzing)
+#   RPKV_CTEST_ARGS     extra ctest arguments (e.g. "-L unit")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+BUILD=${RPKV_BUILD_DIR:-build-ci}
+SANITIZE=${RPKV_SANITIZE-address,undefined}
+FUZZ_SECONDS=${RPKV_FUZZ_SECONDS:-20}
+start=$(date +%s)
+step() { echo "== $* ($(( $(date +%s) - start ))s)"; }
+
+step "setup"
+bash tools/setup.sh
+
+step "format check (clang-format, .clang-format)"
+mapfile -t sources < <(git ls-files '*.cc' '*.h' '*.c' 2>/dev/null || true)
+if [ ${#sources[@]} -gt 0 ]; then
+  if ! clang-format --dry-run --Werror "${sources[@]}" 2>/tmp/rpkv-format.txt; then
+    head -40 /tmp/rpkv-format.txt
+    echo "format drift: run 'clang-format -i' on the files above" >&2
+    exit 1
+  fi
+fi
+
+step "configure ($BUILD, clang, sanitize='$SANITIZE')"
+CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRPKV_WERROR=ON -DRPKV_FUZZ=ON \
+  -DRPKV_SANITIZE="$SANITIZE" >/dev/null
+
+step "build"
+cmake --build "$BUILD" -j "$(nproc)"
+
+step "ctest"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# shellcheck disable=SC2086
+ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)" \
+  --timeout 300 ${RPKV_CTEST_ARGS:-}
+
+if [ "$FUZZ_SECONDS" -gt 0 ]; then
+  shopt -s nullglob
+  for fuzzer in "$BUILD"/bin/*_fuzzer; do
+    name=$(basename "$fuzzer")
+    step "fuzz $name for ${FUZZ_SECONDS}s"
+    corpus="$BUILD/fuzz-corpus/$name"
+    mkdir -p "$corpus"
+    seeds=()
+    [ -d "tests/fuzz/corpus/$name" ] && seeds=("tests/fuzz/corpus/$name")
+    "$fuzzer" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+      -artifact_prefix="$BUILD/" "$corpus" "${seeds[@]}" 2>&1 | tail -5
+  done
+fi
+
+step "all tests passed"
