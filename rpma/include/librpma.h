@@ -13,17 +13,17 @@
 extern "C" {
 #endif
 
-/* error codes */
-#define RPMA_E_UNKNOWN (-100000)         /* Unknown error */
-#define RPMA_E_NOSUPP (-100001)          /* Not supported */
-#define RPMA_E_PROVIDER (-100002)        /* Provider error occurred */
-#define RPMA_E_NOMEM (-100003)           /* Out of memory */
-#define RPMA_E_INVAL (-100004)           /* Invalid argument */
-#define RPMA_E_NO_COMPLETION (-100005)   /* No next completion available */
-#define RPMA_E_NO_EVENT (-100006)        /* No next event available */
-#define RPMA_E_AGAIN (-100007)           /* Temporary error */
-#define RPMA_E_SHARED_CHANNEL (-100008)  /* Completion channel is shared */
-#define RPMA_E_NOT_SHARED_CHNL (-100009) /* Completion channel is not shared */
+/* error codes (see rpma_err_2str() for their texts) */
+#define RPMA_E_UNKNOWN (-100000)
+#define RPMA_E_NOSUPP (-100001)
+#define RPMA_E_PROVIDER (-100002)
+#define RPMA_E_NOMEM (-100003)
+#define RPMA_E_INVAL (-100004)
+#define RPMA_E_NO_COMPLETION (-100005)
+#define RPMA_E_NO_EVENT (-100006)
+#define RPMA_E_AGAIN (-100007)
+#define RPMA_E_SHARED_CHANNEL (-100008)
+#define RPMA_E_NOT_SHARED_CHNL (-100009)
 
 /*
  * rpma_err_2str -- return a constant, human-readable description of an

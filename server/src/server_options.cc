@@ -8,7 +8,8 @@ Result<ServerOptions> MakeServerOptions(const std::string& pool_path,
                                         uint64_t pool_size,
                                         const std::string& listen) {
   if (pool_path.empty()) {
-    return Status::InvalidArgument("--pool is required (path of the pool file)");
+    return Status::InvalidArgument(
+        "--pool is required (path of the pool file)");
   }
   if (pool_size < kMinPoolSize) {
     return Status::InvalidArgument("--pool_size must be at least 16 MiB");

@@ -21,9 +21,9 @@ TEST(EndpointTest, ParsesBracketedIpv6) {
 }
 
 TEST(EndpointTest, RejectsMalformedAddresses) {
-  for (const char* bad : {"", "127.0.0.1", ":7400", "host:", "host:0",
-                          "host:65536", "host:12x", "::1:7400", "[::1]7400",
-                          "[::1:7400"}) {
+  for (const char* bad :
+       {"", "127.0.0.1", ":7400", "host:", "host:0", "host:65536", "host:12x",
+        "::1:7400", "[::1]7400", "[::1:7400"}) {
     auto e = Endpoint::Parse(bad);
     EXPECT_FALSE(e.ok()) << bad;
     EXPECT_TRUE(e.status().IsInvalidArgument()) << bad;

@@ -36,8 +36,8 @@ inline uint32_t Portable(uint32_t crc, const uint8_t* p, size_t n) {
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) inline uint32_t Hardware(uint32_t crc,
-                                                          const uint8_t* p,
-                                                          size_t n) {
+                                                           const uint8_t* p,
+                                                           size_t n) {
   uint64_t c = crc;
   while (n >= 8) {
     uint64_t w;

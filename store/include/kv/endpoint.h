@@ -47,8 +47,8 @@ struct Endpoint {
     }
     if (host.empty()) return bad("empty host");
     unsigned value = 0;
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(),
-                                     value);
+    auto [end, ec] =
+        std::from_chars(port.data(), port.data() + port.size(), value);
     if (port.empty() || ec != std::errc() || end != port.data() + port.size() ||
         value == 0 || value > 65535) {
       return bad("port must be a number from 1 to 65535");

@@ -82,7 +82,9 @@ class [[nodiscard]] Status {
   static Status TimedOut(std::string m) {
     return {StatusCode::kTimedOut, std::move(m)};
   }
-  static Status Busy(std::string m) { return {StatusCode::kBusy, std::move(m)}; }
+  static Status Busy(std::string m) {
+    return {StatusCode::kBusy, std::move(m)};
+  }
   static Status PermissionDenied(std::string m) {
     return {StatusCode::kPermissionDenied, std::move(m)};
   }
@@ -117,7 +119,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     if (std::get<Status>(v_).ok()) {
       v_ = Status(StatusCode::kUnavailable, "Result built from an ok Status");
@@ -142,9 +144,9 @@ class [[nodiscard]] Result {
 }  // namespace kv
 
 // Returns early with the Status of `expr` when it is not ok.
-#define KV_RETURN_IF_ERROR(expr)        \
-  do {                                  \
-    ::kv::Status kv_status_ = (expr);   \
+#define KV_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::kv::Status kv_status_ = (expr);        \
     if (!kv_status_.ok()) return kv_status_; \
   } while (0)
 
