@@ -1,0 +1,330 @@
+// The internal provider interface of rpkv's rpma layer.
+//
+// The librpma semantics (argument checks, ownership, event mapping,
+// descriptors, flush types, APM emulation, RPMA_E_* codes) live once in
+// rpma/src/*.cc, above this interface. A provider implements it twice over:
+//   - tcp   (rpma/src/tcp/):   a software RNIC over TCP sockets;
+//   - verbs (rpma/src/verbs/): rdma-core (librdmacm + libibverbs).
+// The interface is shaped like verbs + rdma_cm so the verbs provider is a
+// thin wrapper and the tcp provider emulates an RC queue pair.
+//
+// Conventions
+//   - Every fallible call returns 0 or a negative errno value (-EINVAL,
+//     -ENOMEM, -EAGAIN, -ENODATA, -ECONNREFUSED, ...). The semantic layer
+//     maps them to RPMA_E_*. Out-parameters are written only on success.
+//   - Objects are owned by std::unique_ptr held by the semantic layer.
+//     Destruction order the semantic layer guarantees: QP (via its CmId)
+//     before the CQs/SRQ it uses; CQs before their CompletionChannel; MRs,
+//     CQs, SRQs, CmIds, Listeners and CmChannels before the Pd that made
+//     them. Destructors never block on the network for more than a short,
+//     bounded time (disconnect/delete must never hang).
+//   - Thread-safety: everything on the data path (Qp::PostSend/PostRecv,
+//     Srq::PostRecv, Cq::Poll/RequestNotify, CompletionChannel::GetEvent,
+//     CmChannel::GetEvent) may be called from any thread concurrently with
+//     anything else on other objects. Creating/destroying objects of one Pd
+//     may happen from several threads (many connections of one peer).
+//   - Completions are `struct ibv_wc` filled completely by the provider
+//     (wr_id, status, opcode, byte_len, imm_data in network order with
+//     IBV_WC_WITH_IMM in wc_flags, qp_num, vendor_err); for a non-success
+//     status only wr_id, status, qp_num and vendor_err are meaningful.
+#ifndef RPMA_PROVIDER_PROVIDER_H_
+#define RPMA_PROVIDER_PROVIDER_H_
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace rpma::prov {
+
+class Cq;
+class CmChannel;
+class CmId;
+
+// ---------------------------------------------------------------------------
+// Memory
+// ---------------------------------------------------------------------------
+
+// Access rights of a registration (what the *NIC* may do with it).
+enum Access : int {
+  kAccessLocalWrite = 1 << 0,       // the local NIC may write (recv, read dst)
+  kAccessRemoteWrite = 1 << 1,      // peers may RDMA WRITE / atomic-write here
+  kAccessRemoteRead = 1 << 2,       // peers may RDMA READ here
+  kAccessFlushVisibility = 1 << 3,  // peers may native-flush (visibility)
+  kAccessFlushPersistent = 1 << 4,  // peers may native-flush (persistent)
+};
+
+// A registered memory region. Immutable after creation; deregistered by
+// its destructor, after which the provider never touches the memory again
+// (a target-side access racing with the destructor either completes
+// before it returns or fails with a remote access error).
+class Mr {
+ public:
+  virtual ~Mr() = default;
+  void* addr() const { return addr_; }
+  size_t length() const { return length_; }
+  uint32_t lkey() const { return lkey_; }
+  uint32_t rkey() const { return rkey_; }
+  int access() const { return access_; }
+
+ protected:
+  void* addr_ = nullptr;
+  size_t length_ = 0;
+  uint32_t lkey_ = 0;
+  uint32_t rkey_ = 0;
+  int access_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Completions
+// ---------------------------------------------------------------------------
+
+// A pollable notification channel for one or more CQs (ibv_comp_channel).
+// fd() is readable while at least one event is pending. The application
+// may set O_NONBLOCK on fd(); GetEvent() then returns -EAGAIN instead of
+// blocking.
+class CompletionChannel {
+ public:
+  virtual ~CompletionChannel() = default;
+  virtual int fd() const = 0;
+  // Waits for the next event; *cq is the CQ that fired.
+  virtual int GetEvent(Cq** cq) = 0;
+};
+
+// A completion queue (ibv_cq). Created armed-less; RequestNotify() arms it
+// so that the next completion added produces exactly one channel event.
+class Cq {
+ public:
+  virtual ~Cq() = default;
+  // Moves up to n completions into wc; returns how many (0 if none) or a
+  // negative errno.
+  virtual int Poll(int n, struct ibv_wc* wc) = 0;
+  virtual int RequestNotify() = 0;
+  // Acknowledges n events got through GetEvent (ibv_ack_cq_events).
+  virtual void AckEvents(unsigned n) = 0;
+  virtual CompletionChannel* channel() const = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Work requests
+// ---------------------------------------------------------------------------
+
+enum class Opcode {
+  kRead,          // remote [remote_addr, +sge.length) -> local sge
+  kWrite,         // local sge -> remote
+  kWriteWithImm,  // as kWrite, then consumes a receive at the target
+  kAtomicWrite,   // 8 bytes of atomic_data -> remote (8-byte aligned)
+  kFlush,         // native flush of [remote_addr, +flush_length)
+  kSend,          // local sge -> the target's next receive
+  kSendWithImm,
+};
+
+// One scatter/gather element. length 0 (and addr null) = no data.
+struct Sge {
+  void* addr = nullptr;
+  uint32_t length = 0;
+  uint32_t lkey = 0;
+};
+
+enum class FlushType { kPersistent = 0, kVisibility = 1 };
+
+struct SendWr {
+  Opcode opcode = Opcode::kSend;
+  uint64_t wr_id = 0;
+  // Completion generated on success only if signaled; errors always
+  // complete. Unsignaled WRs keep their send-queue slot until a later
+  // signaled WR of the same QP completes (RC semantics): posting beyond
+  // sq_size outstanding slots fails with -ENOMEM.
+  bool signaled = false;
+  // Wait for all earlier reads/flushes/atomics of this QP to complete
+  // before executing (IBV_SEND_FENCE).
+  bool fence = false;
+  // The sge's bytes are copied at post time; lkey is ignored
+  // (IBV_SEND_INLINE). Only for lengths <= max inline (8 on verbs).
+  bool inline_data = false;
+  Sge sge;
+  uint64_t remote_addr = 0;  // absolute remote virtual address
+  uint32_t rkey = 0;
+  uint32_t imm_data = 0;  // network byte order, as it will appear in ibv_wc
+  uint8_t atomic_data[8] = {};
+  FlushType flush_type = FlushType::kPersistent;
+  uint64_t flush_length = 0;
+};
+
+struct RecvWr {
+  uint64_t wr_id = 0;
+  Sge sge;  // length 0 = zero-byte receive
+};
+
+// Completion opcodes reported per Opcode (both providers): kRead RDMA_READ;
+// kWrite/kWriteWithImm RDMA_WRITE; kAtomicWrite RDMA_WRITE (as librpma's
+// emulation reports it); kFlush RDMA_READ (as librpma's APM reports it);
+// kSend/kSendWithImm SEND. Receives: RECV, or RECV_RDMA_WITH_IMM for a
+// write with immediate (byte_len 0).
+
+// A shared receive queue (ibv_srq).
+class Srq {
+ public:
+  virtual ~Srq() = default;
+  virtual int PostRecv(const RecvWr& wr) = 0;  // -ENOMEM when full
+};
+
+struct QpInit {
+  Cq* send_cq = nullptr;  // required
+  Cq* recv_cq = nullptr;  // required (may equal send_cq)
+  Srq* srq = nullptr;     // optional: receives come from here
+  uint32_t sq_size = 10;
+  uint32_t rq_size = 10;
+};
+
+// A reliable-connected queue pair. Owned by its CmId.
+class Qp {
+ public:
+  virtual ~Qp() = default;
+  virtual uint32_t qp_num() const = 0;
+  virtual int PostSend(const SendWr& wr) = 0;
+  virtual int PostRecv(const RecvWr& wr) = 0;  // -ENOMEM beyond rq_size
+};
+
+// ---------------------------------------------------------------------------
+// Connection management (rdma_cm)
+// ---------------------------------------------------------------------------
+
+enum class CmEventType {
+  kConnectRequest,  // passive: a client called Connect(); new_id is set
+  kEstablished,     // both sides; private_data = the peer's (accept data
+                    // on the active side)
+  kRejected,        // active: the server rejected, or nobody listens
+  kUnreachable,     // active: the address could not be reached in time
+  kConnectError,    // connection failed during establishment
+  kDisconnected,    // either side called Disconnect(), or the peer died
+  kTimewaitExit,
+  kDeviceRemoval,
+  kOther,  // anything else (mapped to RPMA_E_UNKNOWN)
+};
+
+struct CmEvent {
+  CmEventType type = CmEventType::kOther;
+  CmId* id = nullptr;                 // the id the event belongs to
+  std::unique_ptr<CmId> new_id;       // kConnectRequest only; caller owns it
+  std::vector<uint8_t> private_data;  // as sent by the peer (<= 255 bytes)
+};
+
+// A pollable queue of CM events (rdma_event_channel). fd() is readable
+// while at least one event is pending; with O_NONBLOCK set on fd(),
+// GetEvent() returns -ENODATA when none is pending (librpma maps that to
+// RPMA_E_NO_EVENT). Events are returned already acknowledged.
+class CmChannel {
+ public:
+  virtual ~CmChannel() = default;
+  virtual int fd() const = 0;
+  virtual int GetEvent(CmEvent* event) = 0;
+};
+
+// One side of one connection (rdma_cm_id). Destroying it destroys its QP,
+// drops its pending events and, if still connected, tears the connection
+// down (the peer then sees kDisconnected) without blocking.
+class CmId {
+ public:
+  virtual ~CmId() = default;
+  // Creates the QP; at most once.
+  virtual int CreateQp(const QpInit& init) = 0;
+  virtual Qp* qp() const = 0;
+  // Future events of this id go to `channel`; events of this id already
+  // queued on its old channel move along (as rdma_migrate_id).
+  virtual int Migrate(CmChannel* channel) = 0;
+  // Active side: puts the connection request on the wire (the first and
+  // only moment anything is sent). Events then arrive on the id's channel.
+  virtual int Connect(const void* pdata, uint8_t len) = 0;
+  // Passive side: accepts the request with private data.
+  virtual int Accept(const void* pdata, uint8_t len) = 0;
+  // Passive side: rejects the request; the client sees kRejected.
+  virtual int Reject() = 0;
+  // Starts (or, after kDisconnected was received, completes) teardown.
+  virtual int Disconnect() = 0;
+};
+
+class Listener {
+ public:
+  virtual ~Listener() = default;  // stops listening; accepted ids survive
+};
+
+// ---------------------------------------------------------------------------
+// Device and protection domain
+// ---------------------------------------------------------------------------
+
+struct DeviceCaps {
+  bool odp = false;
+  bool native_atomic_write = false;  // Opcode::kAtomicWrite supported
+  bool native_flush = false;         // Opcode::kFlush supported
+};
+
+// A protection domain (ibv_pd) plus everything created under it. In the
+// tcp provider a Pd owns the progress engine (one per peer) that serves
+// its connections' one-sided operations.
+class Pd {
+ public:
+  virtual ~Pd() = default;
+  virtual int RegMr(void* addr, size_t length, int access,
+                    std::unique_ptr<Mr>* out) = 0;
+  virtual int CreateCompletionChannel(
+      std::unique_ptr<CompletionChannel>* out) = 0;
+  // `channel` may be null (a CQ that is only polled).
+  virtual int CreateCq(int cqe, CompletionChannel* channel,
+                       std::unique_ptr<Cq>* out) = 0;
+  virtual int CreateSrq(uint32_t max_wr, std::unique_ptr<Srq>* out) = 0;
+  virtual int CreateCmChannel(std::unique_ptr<CmChannel>* out) = 0;
+  // Listens on addr:port; kConnectRequest events go to `channel`.
+  // -EADDRINUSE, -EADDRNOTAVAIL, -EINVAL (unresolvable) as appropriate.
+  virtual int Listen(const char* addr, const char* port, CmChannel* channel,
+                     std::unique_ptr<Listener>* out) = 0;
+  // Active side: resolves addr:port (within timeout_ms) and returns an id
+  // with no channel and nothing sent on the wire. timeout_ms also bounds
+  // the later Connect() (no answer in time -> kUnreachable).
+  virtual int CreateActiveId(const char* addr, const char* port, int timeout_ms,
+                             std::unique_ptr<CmId>* out) = 0;
+};
+
+// One RDMA device (or the tcp provider's synthetic one for an address).
+// Devices live until process exit (librpma has no release for contexts).
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual struct ibv_context* context() = 0;
+  virtual DeviceCaps caps() const = 0;
+  virtual int AllocPd(std::unique_ptr<Pd>* out) = 0;
+  virtual const char* provider_name() const = 0;  // "tcp" or "verbs"
+};
+
+// ---------------------------------------------------------------------------
+// Device discovery (rpma/src/provider/registry.cc dispatches)
+// ---------------------------------------------------------------------------
+
+// Provider entry points. `local` = RPMA_UTIL_IBV_CONTEXT_LOCAL.
+// -ENODEV when the provider has no device for the address; -EINVAL when
+// the address does not resolve.
+int TcpGetDevice(const char* addr, bool local, Device** out);
+int VerbsGetDevice(const char* addr, bool local, Device** out);
+
+// A verbs Device wrapping a real ibv_context (opened by the application
+// itself, e.g. with ibv_open_device); null if it cannot be wrapped.
+Device* VerbsDeviceForContext(struct ibv_context* ctx);
+
+// Picks the provider by RPMA_PROVIDER (tcp | verbs | auto; default auto:
+// verbs when it has a device for the address, else tcp).
+// -EINVAL for an unknown RPMA_PROVIDER value or an unresolvable address.
+int SelectDevice(const char* addr, bool local, Device** out);
+
+// The Device behind a context returned by rpma_utils_get_ibv_context(), or
+// a verbs Device wrapping an ibv_context the application opened itself.
+// Null if the context is unknown and no verbs device can wrap it.
+Device* DeviceFromContext(struct ibv_context* ctx);
+
+// Registers a provider's device so DeviceFromContext() finds it.
+void RegisterDevice(Device* device);
+
+}  // namespace rpma::prov
+
+#endif  // RPMA_PROVIDER_PROVIDER_H_
