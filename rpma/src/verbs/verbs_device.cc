@@ -1,9 +1,133 @@
-// Placeholder until the verbs provider lands: no verbs device.
-#include <cerrno>
+// Device discovery for the verbs provider: VerbsGetDevice() finds the RDMA
+// device that owns an address the way librpma's rpma_utils_get_ibv_context()
+// does (rdma_getaddrinfo + a temporary synchronous CM id, bind for LOCAL,
+// resolve with a 1000 ms timeout for REMOTE), and VerbsDeviceForContext()
+// wraps an application-opened context.
+//
+// SelectDevice() calls VerbsGetDevice() first on every lookup in auto mode,
+// so the no-device answer must be quick and silent: a host without RDMA
+// devices is detected with ibv_get_device_list() before librdmacm is
+// touched (librdmacm would otherwise try to open /dev/infiniband/rdma_cm).
 
-#include "provider/provider.h"
+#include "verbs/verbs_device.h"
+
+#include <rdma/rdma_cma.h>
+
+#include <cerrno>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+
+#include "verbs/verbs_mapping.h"
+#include "verbs/verbs_pd.h"
 
 namespace rpma::prov {
-int VerbsGetDevice(const char*, bool, Device**) { return -ENODEV; }
-Device* VerbsDeviceForContext(ibv_context*) { return nullptr; }
+namespace verbs {
+namespace {
+
+// librpma's fixed timeout for resolving a REMOTE address.
+constexpr int kResolveTimeoutMs = 1000;
+
+std::mutex& DevicesMutex() {
+  static std::mutex m;
+  return m;
+}
+
+// Never destroyed: devices outlive every static destructor that might still
+// use them.
+std::unordered_map<ibv_context*, VerbsDevice*>& Devices() {
+  static auto* map = new std::unordered_map<ibv_context*, VerbsDevice*>();
+  return *map;
+}
+
+// The context of the device that owns addr, or -ENODEV/-EINVAL/-ENOMEM.
+int ContextForAddress(const char* addr, bool local, ibv_context** out) {
+  rdma_addrinfo* res = nullptr;
+  int rc = ResolveAddrInfo(addr, nullptr, /*passive=*/local, &res);
+  if (rc != 0) return rc;
+  const sockaddr* sa = local ? res->ai_src_addr : res->ai_dst_addr;
+  if (sa == nullptr || IsLoopback(sa)) {
+    rdma_freeaddrinfo(res);
+    return -ENODEV;
+  }
+  rdma_cm_id* id = nullptr;
+  if (rdma_create_id(nullptr, &id, nullptr, RDMA_PS_TCP) != 0) {
+    const int e = errno;
+    rdma_freeaddrinfo(res);
+    return e == ENOMEM ? -ENOMEM : -ENODEV;
+  }
+  if (local) {
+    rc = rdma_bind_addr(id, res->ai_src_addr);
+  } else {
+    rc = rdma_resolve_addr(id, res->ai_src_addr, res->ai_dst_addr,
+                           kResolveTimeoutMs);
+  }
+  const int e = errno;
+  ibv_context* ctx = rc == 0 ? id->verbs : nullptr;
+  rdma_destroy_id(id);
+  rdma_freeaddrinfo(res);
+  // A bind/resolve failure means no RDMA device serves the address (it is
+  // not local, or only reachable through a plain netdev): let auto mode
+  // fall back to tcp.
+  if (rc != 0 && e == ENOMEM) return -ENOMEM;
+  if (ctx == nullptr) return -ENODEV;
+  *out = ctx;
+  return 0;
+}
+
+}  // namespace
+
+bool AnyRdmaDevice() {
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  if (list == nullptr) return false;
+  ibv_free_device_list(list);
+  return n > 0;
+}
+
+VerbsDevice* VerbsDevice::ForContext(ibv_context* ctx) {
+  if (ctx == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(DevicesMutex());
+  auto it = Devices().find(ctx);
+  if (it != Devices().end()) return it->second;
+  ibv_device_attr_ex attr = {};
+  if (ibv_query_device_ex(ctx, nullptr, &attr) != 0) return nullptr;
+  auto* dev = new (std::nothrow) VerbsDevice(ctx, CapsFromAttr(attr));
+  if (dev == nullptr) return nullptr;
+  Devices().emplace(ctx, dev);
+  return dev;
+}
+
+int VerbsDevice::AllocPd(std::unique_ptr<Pd>* out) {
+  errno = 0;
+  ibv_pd* pd = ibv_alloc_pd(ctx_);
+  if (pd == nullptr) return NegErrno(0, errno);
+  auto* wrapper = new (std::nothrow) VerbsPd(this, pd);
+  if (wrapper == nullptr) {
+    ibv_dealloc_pd(pd);
+    return -ENOMEM;
+  }
+  out->reset(wrapper);
+  return 0;
+}
+
+}  // namespace verbs
+
+int VerbsGetDevice(const char* addr, bool local, Device** out) {
+  if (addr == nullptr || out == nullptr) return -EINVAL;
+  if (!verbs::AnyRdmaDevice()) return -ENODEV;
+  ibv_context* ctx = nullptr;
+  int rc = verbs::ContextForAddress(addr, local, &ctx);
+  if (rc != 0) return rc;
+  verbs::VerbsDevice* dev = verbs::VerbsDevice::ForContext(ctx);
+  if (dev == nullptr) return -ENODEV;
+  RegisterDevice(dev);
+  *out = dev;
+  return 0;
+}
+
+Device* VerbsDeviceForContext(ibv_context* ctx) {
+  return verbs::VerbsDevice::ForContext(ctx);
+}
+
 }  // namespace rpma::prov

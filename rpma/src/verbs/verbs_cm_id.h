@@ -1,0 +1,69 @@
+// The verbs provider's connection end (rdma_cm_id) and its QP.
+//
+// Ownership: VerbsCmId owns the rdma_cm_id and the QP on it. Its destructor
+// destroys the QP, then the id; rdma_destroy_id() only waits for events of
+// this id that were retrieved but not yet acknowledged, and
+// VerbsCmChannel::GetEvent() acknowledges every event before returning, so
+// destruction is bounded. The kernel tears down a still-connected id (the
+// peer sees a disconnect).
+//
+// id->context points back at this wrapper so CM events can name it.
+//
+// Thread-safety: as provider.h; one CmId is driven by one thread at a time.
+#ifndef RPMA_VERBS_VERBS_CM_ID_H_
+#define RPMA_VERBS_VERBS_CM_ID_H_
+
+#include <rdma/rdma_cma.h>
+
+#include <memory>
+
+#include "provider/provider.h"
+
+namespace rpma::prov::verbs {
+
+class VerbsCmChannel;
+class VerbsPd;
+class VerbsQp;
+
+class VerbsCmId final : public CmId {
+ public:
+  // Takes ownership of id. pd (the Pd whose QP this id will carry) and
+  // channel (the id's current event channel; null for a synchronous,
+  // not yet migrated active id) must outlive this object.
+  VerbsCmId(VerbsPd* pd, struct rdma_cm_id* id, VerbsCmChannel* channel);
+  ~VerbsCmId() override;
+
+  struct rdma_cm_id* id() const {
+    return id_;
+  }
+
+  // rdma_create_qp_ex(): RC, sq_sig_all 0, sq/rq sizes from init, one SGE,
+  // 8 bytes inline; with IBV_QP_EX_WITH_ATOMIC_WRITE when the device has
+  // native atomic write. -EINVAL for a second call, missing or non-verbs
+  // CQs/SRQ; the vendor's -errno otherwise.
+  int CreateQp(const QpInit& init) override;
+  Qp* qp() const override;
+  // rdma_migrate_id(). -EINVAL for a non-verbs channel.
+  int Migrate(CmChannel* channel) override;
+  // rdma_connect() / rdma_accept() with librpma's conn_param (max
+  // responder resources / initiator depth, flow control, retry 7, RNR
+  // retry 7). Connect needs an event channel (Migrate() first): -EINVAL on
+  // a synchronous id, whose rdma_connect() would block.
+  int Connect(const void* pdata, uint8_t len) override;
+  int Accept(const void* pdata, uint8_t len) override;
+  int Reject() override;
+  int Disconnect() override;
+
+ private:
+  VerbsPd* const pd_;
+  struct rdma_cm_id* const id_;
+  VerbsCmChannel* channel_;
+  std::unique_ptr<VerbsQp> qp_;
+};
+
+// The conn_param librpma passes to rdma_connect()/rdma_accept().
+struct rdma_conn_param MakeConnParam(const void* pdata, uint8_t len);
+
+}  // namespace rpma::prov::verbs
+
+#endif  // RPMA_VERBS_VERBS_CM_ID_H_
