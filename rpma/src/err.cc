@@ -1,11 +1,10 @@
 // rpma_err_2str(): librpma's exact strings, so programs that print them
 // behave the same against either library.
 
+#include "export.h"
 #include "librpma.h"
 
-#define RPMA_EXPORT __attribute__((visibility("default")))
-
-extern "C" RPMA_EXPORT const char* rpma_err_2str(int ret) {
+RPMA_EXPORT const char* rpma_err_2str(int ret) {
   switch (ret) {
     case 0:
       return "Success";

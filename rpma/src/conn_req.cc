@@ -1,0 +1,210 @@
+// rpma_conn_req_*: creating, connecting/accepting and dropping requests.
+//
+// Consumption rules (librpma's implementation, issue #3): connect with a
+// NULL req_ptr/*req_ptr consumes nothing; every other call consumes the
+// request, which on the passive side means rejecting it when it is not
+// accepted. *conn_ptr is written only on success.
+
+#include "conn_req.h"
+
+#include <new>
+
+#include "conn.h"
+#include "export.h"
+#include "log_internal.h"
+#include "mr.h"
+#include "srq.h"
+
+namespace rpma {
+
+namespace {
+
+int BuildReq(rpma_peer* peer, prov::CmId* id, const rpma_conn_cfg& cfg,
+             rpma_conn_req* req) {
+  rpma_cq* srq_rcq = cfg.srq != nullptr ? cfg.srq->rcq.get() : nullptr;
+  // One channel cannot serve both this connection's CQ and an RCQ that is
+  // shared by all connections of the SRQ.
+  if (cfg.shared_channel && srq_rcq != nullptr) {
+    RPMA_LOG_ERROR(
+        "a shared completion channel cannot be used with an SRQ that has its "
+        "own receive CQ");
+    return RPMA_E_INVAL;
+  }
+  prov::Pd* pd = peer->pd.get();
+  int rc;
+  if (cfg.shared_channel) {
+    rc = pd->CreateCompletionChannel(&req->shared_channel);
+    if (rc != 0) {
+      RPMA_LOG_ERROR("creating a completion channel failed: %s",
+                     std::strerror(-rc));
+      return RPMA_E_PROVIDER;
+    }
+  }
+  rc = CqNew(pd, cfg.cq_size, req->shared_channel.get(), &req->cq);
+  if (rc != 0) return rc;
+  // An SRQ with its own RCQ takes every receive; cfg's rcq_size is then
+  // ignored and the connection has no RCQ.
+  if (srq_rcq == nullptr && cfg.rcq_size > 0) {
+    rc = CqNew(pd, cfg.rcq_size, req->shared_channel.get(), &req->rcq);
+    if (rc != 0) return rc;
+  }
+  prov::QpInit init;
+  init.send_cq = req->cq->cq.get();
+  init.recv_cq = srq_rcq != nullptr    ? srq_rcq->cq.get()
+                 : req->rcq != nullptr ? req->rcq->cq.get()
+                                       : req->cq->cq.get();
+  init.srq = cfg.srq != nullptr ? cfg.srq->srq.get() : nullptr;
+  init.sq_size = cfg.sq_size;
+  init.rq_size = cfg.rq_size;
+  rc = id->CreateQp(init);
+  if (rc != 0) {
+    RPMA_LOG_ERROR("creating a queue pair failed: %s", std::strerror(-rc));
+    return RPMA_E_PROVIDER;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int ConnReqFromId(rpma_peer* peer, std::unique_ptr<prov::CmId> id,
+                  const rpma_conn_cfg& cfg, bool passive,
+                  std::unique_ptr<rpma_conn_req>* out) {
+  std::unique_ptr<rpma_conn_req> req(new (std::nothrow) rpma_conn_req(peer));
+  int rc =
+      req == nullptr ? RPMA_E_NOMEM : BuildReq(peer, id.get(), cfg, req.get());
+  if (rc != 0) {
+    // An incoming request that cannot be prepared is rejected at once, so
+    // the client is not left waiting for its timeout.
+    if (passive) (void)id->Reject();
+    id.reset();  // before the CQs its QP may use
+    return rc;
+  }
+  req->passive = passive;
+  req->id = std::move(id);
+  *out = std::move(req);
+  return 0;
+}
+
+}  // namespace rpma
+
+namespace {
+
+// Releases a request; an incoming one is rejected first (the client sees
+// RPMA_CONN_REJECTED). Returns the first error.
+int ReqRelease(std::unique_ptr<rpma_conn_req> req) {
+  int ret = 0;
+  if (req->passive && req->id != nullptr) {
+    int rc = req->id->Reject();
+    if (rc != 0) {
+      RPMA_LOG_ERROR("rejecting a connection request failed: %s",
+                     std::strerror(-rc));
+      ret = RPMA_E_PROVIDER;
+    }
+  }
+  req.reset();  // QP, RCQ, CQ, shared channel; the id tears down
+  return ret;
+}
+
+}  // namespace
+
+RPMA_EXPORT int rpma_conn_req_new(struct rpma_peer* peer, const char* addr,
+                                  const char* port,
+                                  const struct rpma_conn_cfg* cfg,
+                                  struct rpma_conn_req** req_ptr) {
+  if (peer == nullptr || addr == nullptr || port == nullptr ||
+      req_ptr == nullptr)
+    return RPMA_E_INVAL;
+  const rpma_conn_cfg& c = cfg != nullptr ? *cfg : rpma::DefaultConnCfg();
+
+  std::unique_ptr<rpma::prov::CmId> id;
+  int rc = peer->pd->CreateActiveId(addr, port, c.timeout_ms, &id);
+  if (rc != 0) {
+    RPMA_LOG_ERROR("resolving %s:%s failed: %s", addr, port,
+                   std::strerror(-rc));
+    return rc == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+  }
+  std::unique_ptr<rpma_conn_req> req;
+  rc = rpma::ConnReqFromId(peer, std::move(id), c, false, &req);
+  if (rc != 0) return rc;
+  RPMA_LOG_NOTICE("requesting a connection to %s:%s", addr, port);
+  *req_ptr = req.release();
+  return 0;
+}
+
+RPMA_EXPORT int rpma_conn_req_delete(struct rpma_conn_req** req_ptr) {
+  if (req_ptr == nullptr) return RPMA_E_INVAL;
+  if (*req_ptr == nullptr) return 0;
+  std::unique_ptr<rpma_conn_req> req(*req_ptr);
+  *req_ptr = nullptr;
+  return ReqRelease(std::move(req));
+}
+
+RPMA_EXPORT int rpma_conn_req_connect(
+    struct rpma_conn_req** req_ptr, const struct rpma_conn_private_data* pdata,
+    struct rpma_conn** conn_ptr) {
+  if (req_ptr == nullptr || *req_ptr == nullptr) return RPMA_E_INVAL;
+  std::unique_ptr<rpma_conn_req> req(*req_ptr);
+  *req_ptr = nullptr;  // consumed from here on, whatever happens
+  if (conn_ptr == nullptr ||
+      (pdata != nullptr && (pdata->ptr == nullptr || pdata->len == 0))) {
+    (void)ReqRelease(std::move(req));
+    return RPMA_E_INVAL;
+  }
+  const void* data = pdata != nullptr ? pdata->ptr : nullptr;
+  uint8_t len = pdata != nullptr ? pdata->len : 0;
+
+  std::unique_ptr<rpma_conn> conn;
+  int rc;
+  if (req->passive) {
+    rc = req->id->Accept(data, len);
+    if (rc != 0) {
+      RPMA_LOG_ERROR("accepting a connection request failed: %s",
+                     std::strerror(-rc));
+      return RPMA_E_PROVIDER;  // req (QP, CQs, id) released on return
+    }
+    // On failure ConnNew disconnects the accepted id before releasing it.
+    rc = rpma::ConnNew(std::move(req), &conn);
+    if (rc != 0) return rc;
+  } else {
+    rc = rpma::ConnNew(std::move(req), &conn);
+    if (rc != 0) return rc;
+    rc = conn->id->Connect(data, len);  // the first byte on the wire
+    if (rc != 0) {
+      RPMA_LOG_ERROR("initiating a connection failed: %s", std::strerror(-rc));
+      return RPMA_E_PROVIDER;  // conn (QP, CQs, id) released on return
+    }
+  }
+  *conn_ptr = conn.release();
+  return 0;
+}
+
+RPMA_EXPORT int rpma_conn_req_get_private_data(
+    const struct rpma_conn_req* req, struct rpma_conn_private_data* pdata) {
+  if (req == nullptr || pdata == nullptr) return RPMA_E_INVAL;
+  if (req->private_data.empty()) {
+    pdata->ptr = nullptr;
+    pdata->len = 0;
+  } else {
+    pdata->ptr = const_cast<uint8_t*>(req->private_data.data());
+    pdata->len = static_cast<uint8_t>(req->private_data.size());
+  }
+  return 0;
+}
+
+RPMA_EXPORT int rpma_conn_req_recv(struct rpma_conn_req* req,
+                                   struct rpma_mr_local* dst, size_t offset,
+                                   size_t len, const void* op_context) {
+  // dst is mandatory here (unlike rpma_recv); op_context is not checked.
+  if (req == nullptr || dst == nullptr) return RPMA_E_INVAL;
+  rpma::prov::RecvWr wr;
+  wr.wr_id = reinterpret_cast<uintptr_t>(op_context);
+  wr.sge.addr = static_cast<char*>(dst->mr->addr()) + offset;
+  wr.sge.length = static_cast<uint32_t>(len);
+  wr.sge.lkey = dst->mr->lkey();
+  int rc = req->id->qp()->PostRecv(wr);
+  if (rc != 0) {
+    RPMA_LOG_ERROR("posting a receive failed: %s", std::strerror(-rc));
+    return RPMA_E_PROVIDER;
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+// struct rpma_conn_req: a connection request, outgoing (active side, made
+// by rpma_conn_req_new) or incoming (passive side, from
+// rpma_ep_next_conn_req). Its CQs and queue pair exist already, so
+// receives can be posted before connecting; rpma_conn_req_connect() moves
+// them into the rpma_conn.
+#ifndef RPMA_CONN_REQ_H_
+#define RPMA_CONN_REQ_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "conn_cfg.h"
+#include "cq.h"
+#include "peer.h"
+
+struct rpma_conn_req {
+  explicit rpma_conn_req(rpma_peer* p) : peer(p) {}
+  rpma::PeerRef peer;  // first: released last
+  bool passive = false;
+  // Members in destruction-safe order (reverse of declaration): the CmId
+  // (and its QP) goes before the CQs, the CQs before the shared channel.
+  std::unique_ptr<rpma::prov::CompletionChannel> shared_channel;
+  std::unique_ptr<rpma_cq> cq;
+  std::unique_ptr<rpma_cq> rcq;  // null: receives go to the SRQ's RCQ or cq
+  std::unique_ptr<rpma::prov::CmId> id;
+  std::vector<uint8_t> private_data;  // incoming requests only
+};
+
+namespace rpma {
+
+// Builds a request around `id` with cfg's CQs, optional shared channel,
+// SRQ wiring (librpma's rpma_conn_req_new_from_id) and queue pair.
+int ConnReqFromId(rpma_peer* peer, std::unique_ptr<prov::CmId> id,
+                  const rpma_conn_cfg& cfg, bool passive,
+                  std::unique_ptr<rpma_conn_req>* out);
+
+}  // namespace rpma
+
+#endif  // RPMA_CONN_REQ_H_
