@@ -184,6 +184,7 @@ RPMA_EXPORT int rpma_conn_get_compl_fd(const struct rpma_conn* conn, int* fd) {
 
 RPMA_EXPORT int rpma_conn_wait(struct rpma_conn* conn, int flags,
                                struct rpma_cq** cq, bool* is_rcq) {
+  (void)flags;  // reserved by librpma (pmem/rpma#1743)
   if (conn == nullptr || cq == nullptr) return RPMA_E_INVAL;
   if (conn->shared_channel == nullptr) return RPMA_E_NOT_SHARED_CHNL;
   rpma::prov::Cq* fired = nullptr;

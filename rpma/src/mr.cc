@@ -131,6 +131,7 @@ RPMA_EXPORT int rpma_mr_remote_delete(struct rpma_mr_remote** mr_ptr) {
 RPMA_EXPORT int rpma_mr_advise(struct rpma_mr_local* mr, size_t offset,
                                size_t len, int advice, uint32_t flags) {
   // librpma dereferences mr unchecked; a NULL is refused here instead.
+  (void)offset, (void)len, (void)advice, (void)flags;
   if (mr == nullptr) return RPMA_E_INVAL;
   // The provider interface has no ibv_advise_mr (neither provider pages
   // memory on demand): as librpma built without IBV_ADVISE_MR_SUPPORTED.
