@@ -40,7 +40,8 @@ std::unordered_map<ibv_context*, VerbsDevice*>& Devices() {
   return *map;
 }
 
-// The context of the device that owns addr, or -ENODEV/-EINVAL/-ENOMEM.
+}  // namespace
+
 int ContextForAddress(const char* addr, bool local, ibv_context** out) {
   rdma_addrinfo* res = nullptr;
   int rc = ResolveAddrInfo(addr, nullptr, /*passive=*/local, &res);
@@ -74,8 +75,6 @@ int ContextForAddress(const char* addr, bool local, ibv_context** out) {
   *out = ctx;
   return 0;
 }
-
-}  // namespace
 
 bool AnyRdmaDevice() {
   int n = 0;

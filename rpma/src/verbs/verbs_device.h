@@ -42,6 +42,14 @@ class VerbsDevice final : public Device {
   const DeviceCaps caps_;
 };
 
+// The ibv_context of the RDMA device owning addr (LOCAL: rdma_bind_addr;
+// REMOTE: rdma_resolve_addr within 1000 ms), via a temporary synchronous CM
+// id, as librpma's rpma_utils_get_ibv_context(). Loopback addresses are
+// declined. -ENODEV when no RDMA device serves addr (including when
+// librdmacm finds no device at all), -EINVAL when addr does not resolve,
+// -ENOMEM. VerbsGetDevice() = AnyRdmaDevice() + this + ForContext().
+int ContextForAddress(const char* addr, bool local, struct ibv_context** out);
+
 // True if libibverbs sees at least one RDMA device on this host. Cheap
 // (a sysfs scan) and silent; false when the verbs kernel modules are absent.
 bool AnyRdmaDevice();
