@@ -49,10 +49,16 @@ int VerbsCmChannel::GetEvent(CmEvent* event) {
       rdma_destroy_id(new_id);
       return -ENOMEM;
     }
+    wrapper->set_request_pdata(out.private_data);
     out.id = wrapper.get();
     out.new_id = std::move(wrapper);
   } else {
-    out.id = static_cast<VerbsCmId*>(ev->id->context);
+    auto* id = static_cast<VerbsCmId*>(ev->id->context);
+    if (id != nullptr && id->passive() &&
+        ev->event == RDMA_CM_EVENT_ESTABLISHED) {
+      out.private_data = id->request_pdata();
+    }
+    out.id = id;
   }
   if (rdma_ack_cm_event(ev) != 0)
     RPMA_LOG_WARNING("rdma_ack_cm_event failed: errno %d", errno);

@@ -34,7 +34,8 @@ class VerbsCmChannel final : public CmChannel {
   // rdma_get_cm_event() + rdma_ack_cm_event(). kConnectRequest carries the
   // new id in new_id (and id == new_id.get()); other events name the
   // VerbsCmId they belong to (null for the listening id itself). Private
-  // data is copied for CONNECT_REQUEST, ESTABLISHED and REJECTED; on
+  // data is copied for CONNECT_REQUEST, ESTABLISHED and REJECTED (on the
+  // passive side ESTABLISHED repeats the request's data, the peer's); on
   // InfiniBand/RoCE the CM reports the full private-data field, so it may
   // be longer than what the peer sent (librpma behaves alike).
   // -ENODATA on an O_NONBLOCK fd with nothing pending; -ENOMEM (the request

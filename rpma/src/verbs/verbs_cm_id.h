@@ -15,7 +15,10 @@
 
 #include <rdma/rdma_cma.h>
 
+#include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "provider/provider.h"
 
@@ -54,11 +57,24 @@ class VerbsCmId final : public CmId {
   int Reject() override;
   int Disconnect() override;
 
+  // Passive side only: the private data of the connection request that
+  // created this id. rdma_cm's ESTABLISHED event on the passive side
+  // carries the RTU's (empty) private data, while provider.h promises the
+  // peer's, so the channel reports this copy instead.
+  bool passive() const { return passive_; }
+  const std::vector<uint8_t>& request_pdata() const { return request_pdata_; }
+  void set_request_pdata(std::vector<uint8_t> pdata) {
+    passive_ = true;
+    request_pdata_ = std::move(pdata);
+  }
+
  private:
   VerbsPd* const pd_;
   struct rdma_cm_id* const id_;
   VerbsCmChannel* channel_;
   std::unique_ptr<VerbsQp> qp_;
+  bool passive_ = false;
+  std::vector<uint8_t> request_pdata_;
 };
 
 // The conn_param librpma passes to rdma_connect()/rdma_accept().

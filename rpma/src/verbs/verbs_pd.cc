@@ -162,7 +162,7 @@ int VerbsPd::Listen(const char* addr, const char* port, CmChannel* channel,
 
 int VerbsPd::CreateActiveId(const char* addr, const char* port, int timeout_ms,
                             std::unique_ptr<CmId>* out) {
-  if (port == nullptr || timeout_ms <= 0) return -EINVAL;
+  if (port == nullptr || timeout_ms < 0) return -EINVAL;
   rdma_addrinfo* res = nullptr;
   int rc = ResolveAddrInfo(addr, port, /*passive=*/false, &res);
   if (rc != 0) return rc;

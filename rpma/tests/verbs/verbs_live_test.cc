@@ -137,6 +137,9 @@ class VerbsLiveTest : public ::testing::Test {
     ASSERT_EQ(WaitCmEvent(server_.ch.get(), &est), 0);
     ASSERT_EQ(est.type, CmEventType::kEstablished);
     EXPECT_EQ(est.id, server_.id.get());
+    // The passive side's ESTABLISHED repeats the client's data.
+    ASSERT_GE(est.private_data.size(), 5u);
+    EXPECT_EQ(std::memcmp(est.private_data.data(), "hello", 5), 0);
   }
 
   std::unique_ptr<Mr> Reg(std::vector<char>* buf, int access) {
