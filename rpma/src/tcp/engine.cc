@@ -1,0 +1,135 @@
+// Progress engine; see engine.h.
+#include "tcp/engine.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "log_internal.h"
+#include "tcp/socket_util.h"
+
+namespace rpma::prov::tcp {
+namespace {
+constexpr uint64_t kWakeId = 0;
+}
+
+int Engine::Create(std::unique_ptr<Engine>* out) {
+  std::unique_ptr<Engine> e(new Engine());
+  e->epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (e->epfd_ < 0) return -errno;
+  e->wakefd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (e->wakefd_ < 0) return -errno;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kWakeId;
+  if (epoll_ctl(e->epfd_, EPOLL_CTL_ADD, e->wakefd_, &ev) != 0) return -errno;
+  e->thread_ = std::thread([p = e.get()] { p->Run(); });
+  *out = std::move(e);
+  return 0;
+}
+
+Engine::~Engine() {
+  if (thread_.joinable()) {
+    stop_ = true;
+    uint64_t one = 1;
+    (void)!write(wakefd_, &one, sizeof(one));
+    thread_.join();
+  }
+  std::unordered_map<uint64_t, std::shared_ptr<Handler>> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    left.swap(handlers_);
+  }
+  left.clear();  // handlers close their own fds
+  if (wakefd_ >= 0) close(wakefd_);
+  if (epfd_ >= 0) close(epfd_);
+}
+
+int Engine::Add(int fd, uint32_t events, std::shared_ptr<Handler> h,
+                uint64_t* id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t my = next_id_++;
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = my;
+  if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) return -errno;
+  handlers_[my] = std::move(h);
+  *id = my;
+  return 0;
+}
+
+void Engine::Modify(int fd, uint64_t id, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = id;
+  epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void Engine::Remove(int fd, uint64_t id) {
+  std::shared_ptr<Handler> dropped;  // released outside the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+  auto it = handlers_.find(id);
+  if (it == handlers_.end()) return;
+  dropped = std::move(it->second);
+  handlers_.erase(it);
+}
+
+void Engine::KickAll() {
+  kick_ = true;
+  uint64_t one = 1;
+  (void)!write(wakefd_, &one, sizeof(one));
+}
+
+void Engine::Run() {
+  constexpr int kMaxEvents = 64;
+  epoll_event evs[kMaxEvents];
+  int64_t next_tick = NowMs() + kTickMs;
+  std::vector<std::shared_ptr<Handler>> all;
+  while (!stop_) {
+    int64_t now = NowMs();
+    int wait = next_tick > now ? static_cast<int>(next_tick - now) : 0;
+    int n = epoll_wait(epfd_, evs, kMaxEvents, wait);
+    if (n < 0 && errno != EINTR) {
+      RPMA_LOG_ERROR("tcp engine: epoll_wait: %d", errno);
+      return;
+    }
+    for (int i = 0; i < n; ++i) {
+      // epoll_event is packed: copy fields before binding references.
+      const uint64_t id = evs[i].data.u64;
+      const uint32_t events = evs[i].events;
+      if (id == kWakeId) {
+        uint64_t v;
+        (void)!read(wakefd_, &v, sizeof(v));
+        continue;
+      }
+      std::shared_ptr<Handler> h;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = handlers_.find(id);
+        if (it != handlers_.end()) h = it->second;
+      }
+      if (h) h->OnEvent(events);
+    }
+    now = NowMs();
+    bool tick = now >= next_tick;
+    bool kick = kick_.exchange(false);
+    if (!tick && !kick) continue;
+    if (tick) next_tick = now + kTickMs;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      all.clear();
+      for (auto& [id, h] : handlers_) all.push_back(h);
+    }
+    for (auto& h : all) {
+      if (kick) h->OnKick();
+      if (tick) h->OnTick(now);
+    }
+    all.clear();
+  }
+}
+
+}  // namespace rpma::prov::tcp

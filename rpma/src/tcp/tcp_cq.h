@@ -1,0 +1,61 @@
+// Completion queue and completion channel of the tcp provider.
+//
+// Completions are pushed by the engine thread (target side: receives;
+// initiator side: responses) and by posting threads (flushed WRs), polled
+// by the application. A channel keeps an eventfd whose counter equals the
+// number of queued events (EFD_SEMAPHORE), so the fd is readable exactly
+// while an event is pending and an O_NONBLOCK fd makes GetEvent fail with
+// -EAGAIN.
+#ifndef RPMA_TCP_TCP_CQ_H_
+#define RPMA_TCP_TCP_CQ_H_
+
+#include <deque>
+#include <mutex>
+
+#include "provider/provider.h"
+
+namespace rpma::prov::tcp {
+
+class TcpCq;
+
+class TcpCompletionChannel : public CompletionChannel {
+ public:
+  static int Create(std::unique_ptr<CompletionChannel>* out);
+  ~TcpCompletionChannel() override;
+  int fd() const override { return fd_; }
+  int GetEvent(Cq** cq) override;
+
+  void Notify(TcpCq* cq);  // queue one event for cq
+  void Drop(TcpCq* cq);    // forget cq's pending events (cq destroyed)
+
+ private:
+  TcpCompletionChannel() = default;
+  int fd_ = -1;
+  std::mutex mu_;
+  std::deque<TcpCq*> events_;
+};
+
+class TcpCq : public Cq {
+ public:
+  TcpCq(int cqe, TcpCompletionChannel* channel);
+  ~TcpCq() override;
+  int Poll(int n, struct ibv_wc* wc) override;
+  int RequestNotify() override;
+  void AckEvents(unsigned n) override {}
+  CompletionChannel* channel() const override { return channel_; }
+
+  // Adds one completion; fires the channel once if armed.
+  void Push(const struct ibv_wc& wc);
+
+ private:
+  const size_t cqe_;
+  TcpCompletionChannel* const channel_;
+  std::mutex mu_;
+  std::deque<struct ibv_wc> wcs_;
+  bool armed_ = false;
+  bool overflow_logged_ = false;
+};
+
+}  // namespace rpma::prov::tcp
+
+#endif  // RPMA_TCP_TCP_CQ_H_

@@ -1,0 +1,101 @@
+// Listener of the tcp provider; see tcp_listener.h.
+#include "tcp/tcp_listener.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "log_internal.h"
+#include "tcp/socket_util.h"
+#include "tcp/tcp_cm_channel.h"
+#include "tcp/tcp_conn.h"
+
+namespace rpma::prov::tcp {
+
+ListenSocket::ListenSocket(int fd, Engine* engine, MrTable* mrs,
+                           std::shared_ptr<CmQueue> queue)
+    : fd_(fd), engine_(engine), mrs_(mrs), queue_(std::move(queue)) {}
+
+ListenSocket::~ListenSocket() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int ListenSocket::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return engine_->Add(fd_, EPOLLIN, shared_from_this(), &hid_);
+}
+
+void ListenSocket::Shutdown() {
+  std::lock_guard<std::mutex> lock(mu_);
+  alive_ = false;
+  queue_.reset();
+  if (fd_ >= 0) {
+    engine_->Remove(fd_, hid_);
+    close(fd_);
+    fd_ = -1;
+  }
+}
+
+bool ListenSocket::Deliver(CmEvent* ev, std::shared_ptr<CmQueue>* queue) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!alive_ || queue_ == nullptr) return false;
+  if (!queue_->Push(ev)) return false;
+  *queue = queue_;
+  return true;
+}
+
+void ListenSocket::OnEvent(uint32_t events) {
+  for (int i = 0; i < 64; ++i) {
+    int fd;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (fd_ < 0) return;
+      fd = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    }
+    if (fd < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+          errno != ECONNABORTED) {
+        RPMA_LOG_ERROR("tcp: accept failed: %s", std::strerror(errno));
+      }
+      return;
+    }
+    // The connection holds the listener only until its hello arrives.
+    auto conn = std::make_shared<TcpConn>(engine_, mrs_);
+    if (conn->Adopt(fd, shared_from_this()) != 0) {
+      RPMA_LOG_ERROR("tcp: cannot serve an accepted connection");
+    }
+  }
+}
+
+int TcpListener::Create(Engine* engine, MrTable* mrs, const char* addr,
+                        const char* port, CmChannel* channel,
+                        std::unique_ptr<Listener>* out) {
+  if (channel == nullptr || port == nullptr) return -EINVAL;
+  SockAddr sa;
+  int rc = Resolve(addr, port, true, &sa);
+  if (rc != 0) return rc;
+  int fd =
+      socket(sa.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&sa.ss), sa.len) != 0 ||
+      listen(fd, 128) != 0) {
+    rc = -errno;
+    close(fd);
+    return rc;
+  }
+  auto sock = std::make_shared<ListenSocket>(
+      fd, engine, mrs, static_cast<TcpCmChannel*>(channel)->queue());
+  rc = sock->Start();
+  if (rc != 0) return rc;  // ~ListenSocket closes fd
+  out->reset(new TcpListener(std::move(sock)));
+  return 0;
+}
+
+TcpListener::~TcpListener() { sock_->Shutdown(); }
+
+}  // namespace rpma::prov::tcp

@@ -1,0 +1,60 @@
+// Listener of the tcp provider. The listening socket is served by the
+// Pd's engine; each accepted socket becomes a TcpConn that must send a
+// valid hello within a bounded time, after which a kConnectRequest event
+// (owning a new passive CmId) is queued on the listener's channel.
+#ifndef RPMA_TCP_TCP_LISTENER_H_
+#define RPMA_TCP_TCP_LISTENER_H_
+
+#include <memory>
+#include <mutex>
+
+#include "provider/provider.h"
+#include "tcp/engine.h"
+
+namespace rpma::prov::tcp {
+
+class CmQueue;
+class MrTable;
+
+// The engine-side half (shared with connections still in their
+// handshake, which deliver their request through it).
+class ListenSocket : public Handler,
+                     public std::enable_shared_from_this<ListenSocket> {
+ public:
+  ListenSocket(int fd, Engine* engine, MrTable* mrs,
+               std::shared_ptr<CmQueue> queue);
+  ~ListenSocket() override;
+  void OnEvent(uint32_t events) override;
+  // Queues a connect request; false once the listener is shut down. On
+  // success *queue is the channel queue the new id's events go to.
+  bool Deliver(CmEvent* ev, std::shared_ptr<CmQueue>* queue);
+  int Start();
+  void Shutdown();
+
+ private:
+  std::mutex mu_;
+  int fd_;
+  uint64_t hid_ = 0;
+  Engine* const engine_;
+  MrTable* const mrs_;
+  std::shared_ptr<CmQueue> queue_;
+  bool alive_ = true;
+};
+
+class TcpListener : public Listener {
+ public:
+  // Binds and listens on addr:port; -EINVAL if unresolvable, -EADDRINUSE,
+  // -EADDRNOTAVAIL or another negative errno from bind/listen.
+  static int Create(Engine* engine, MrTable* mrs, const char* addr,
+                    const char* port, CmChannel* channel,
+                    std::unique_ptr<Listener>* out);
+  ~TcpListener() override;
+
+ private:
+  explicit TcpListener(std::shared_ptr<ListenSocket> s) : sock_(std::move(s)) {}
+  std::shared_ptr<ListenSocket> sock_;
+};
+
+}  // namespace rpma::prov::tcp
+
+#endif  // RPMA_TCP_TCP_LISTENER_H_

@@ -1,0 +1,79 @@
+// Protection domain of the tcp provider; see tcp_pd.h.
+#include "tcp/tcp_pd.h"
+
+#include <cerrno>
+
+#include "tcp/socket_util.h"
+#include "tcp/tcp_cm_channel.h"
+#include "tcp/tcp_cm_id.h"
+#include "tcp/tcp_conn.h"
+#include "tcp/tcp_cq.h"
+#include "tcp/tcp_listener.h"
+#include "tcp/tcp_srq.h"
+
+namespace rpma::prov::tcp {
+
+int TcpPd::Create(std::unique_ptr<Pd>* out) {
+  std::unique_ptr<TcpPd> pd(new TcpPd());
+  int rc = Engine::Create(&pd->engine_);
+  if (rc != 0) return rc;
+  *out = std::move(pd);
+  return 0;
+}
+
+TcpPd::~TcpPd() { engine_.reset(); }
+
+int TcpPd::RegMr(void* addr, size_t length, int access,
+                 std::unique_ptr<Mr>* out) {
+  if (addr == nullptr || length == 0) return -EINVAL;
+  constexpr int kKnown = kAccessLocalWrite | kAccessRemoteWrite |
+                         kAccessRemoteRead | kAccessFlushVisibility |
+                         kAccessFlushPersistent;
+  if ((access & ~kKnown) != 0) return -EINVAL;
+  *out = std::make_unique<TcpMr>(&mrs_, addr, length, access);
+  return 0;
+}
+
+int TcpPd::CreateCompletionChannel(std::unique_ptr<CompletionChannel>* out) {
+  return TcpCompletionChannel::Create(out);
+}
+
+int TcpPd::CreateCq(int cqe, CompletionChannel* channel,
+                    std::unique_ptr<Cq>* out) {
+  if (cqe <= 0) return -EINVAL;
+  *out =
+      std::make_unique<TcpCq>(cqe, static_cast<TcpCompletionChannel*>(channel));
+  return 0;
+}
+
+int TcpPd::CreateSrq(uint32_t max_wr, std::unique_ptr<Srq>* out) {
+  if (max_wr == 0) return -EINVAL;
+  *out = std::make_unique<TcpSrq>(max_wr, engine_.get());
+  return 0;
+}
+
+int TcpPd::CreateCmChannel(std::unique_ptr<CmChannel>* out) {
+  return TcpCmChannel::Create(out);
+}
+
+int TcpPd::Listen(const char* addr, const char* port, CmChannel* channel,
+                  std::unique_ptr<Listener>* out) {
+  return TcpListener::Create(engine_.get(), &mrs_, addr, port, channel, out);
+}
+
+int TcpPd::CreateActiveId(const char* addr, const char* port, int timeout_ms,
+                          std::unique_ptr<CmId>* out) {
+  if (addr == nullptr || port == nullptr) return -EINVAL;
+  SockAddr sa;
+  int rc = Resolve(addr, port, false, &sa);
+  if (rc != 0) return rc;
+  // Nothing on the wire until Connect().
+  auto conn = std::make_shared<TcpConn>(engine_.get(), &mrs_);
+  conn->SetPeer(sa, timeout_ms);
+  auto id = std::make_unique<TcpCmId>(conn);
+  conn->BindId(id.get());
+  *out = std::move(id);
+  return 0;
+}
+
+}  // namespace rpma::prov::tcp

@@ -1,0 +1,159 @@
+// Helpers of the tcp provider tests: ports, event/completion waits, and a
+// connected client/server pair on 127.0.0.1.
+#ifndef RPMA_TESTS_TCP_TCP_TEST_UTIL_H_
+#define RPMA_TESTS_TCP_TCP_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "provider/provider.h"
+
+namespace rpma::prov::tcp_test {
+
+// A fresh port in 20000-29999 derived from the pid (tests of one binary
+// run in one process; ctest runs each test in its own process).
+inline std::string NextPort() {
+  static int n = 0;
+  int p = 20000 + static_cast<int>((getpid() * 37 + n++ * 101) % 10000);
+  return std::to_string(p);
+}
+
+inline int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Waits up to timeout_ms for the fd to become readable.
+inline bool WaitReadable(int fd, int timeout_ms) {
+  pollfd p{fd, POLLIN, 0};
+  return poll(&p, 1, timeout_ms) == 1;
+}
+
+// Next CM event within timeout_ms; false on timeout.
+inline bool NextEvent(CmChannel* ch, CmEvent* ev, int timeout_ms = 5000) {
+  if (!WaitReadable(ch->fd(), timeout_ms)) return false;
+  return ch->GetEvent(ev) == 0;
+}
+
+// Polls until n completions arrived (or timeout_ms passed).
+inline std::vector<ibv_wc> PollN(Cq* cq, int n, int timeout_ms = 5000) {
+  std::vector<ibv_wc> out;
+  int64_t end = NowMs() + timeout_ms;
+  while (static_cast<int>(out.size()) < n && NowMs() < end) {
+    ibv_wc wc[16];
+    int got = cq->Poll(16, wc);
+    if (got <= 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      continue;
+    }
+    out.insert(out.end(), wc, wc + got);
+  }
+  return out;
+}
+
+// Asserts nothing arrives within ms.
+inline int PollFor(Cq* cq, int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  ibv_wc wc[16];
+  return cq->Poll(16, wc);
+}
+
+inline Device* Dev() {
+  Device* d = nullptr;
+  EXPECT_EQ(TcpGetDevice("127.0.0.1", true, &d), 0);
+  return d;
+}
+
+// One side of a connection: Pd, CM channel, CQ, and a QP on its id.
+struct Side {
+  std::unique_ptr<Pd> pd;
+  std::unique_ptr<CmChannel> ch;
+  std::unique_ptr<Cq> cq;
+  std::unique_ptr<Cq> rcq;  // may alias cq (null = use cq)
+  std::unique_ptr<CmId> id;
+
+  void Init() {
+    ASSERT_EQ(Dev()->AllocPd(&pd), 0);
+    ASSERT_EQ(pd->CreateCmChannel(&ch), 0);
+    ASSERT_EQ(pd->CreateCq(64, nullptr, &cq), 0);
+  }
+  Cq* recv_cq() { return rcq ? rcq.get() : cq.get(); }
+  int MakeQp(uint32_t sq = 16, uint32_t rq = 16, Srq* srq = nullptr) {
+    QpInit init;
+    init.send_cq = cq.get();
+    init.recv_cq = recv_cq();
+    init.srq = srq;
+    init.sq_size = sq;
+    init.rq_size = rq;
+    return id->CreateQp(init);
+  }
+  Qp* qp() { return id->qp(); }
+  // Tear-down order of the interface: ids (QPs) before CQs/channels/Pd.
+  ~Side() {
+    id.reset();
+    rcq.reset();
+    cq.reset();
+    ch.reset();
+    pd.reset();
+  }
+};
+
+// A server (listener) and client side connected on 127.0.0.1.
+struct Pair {
+  Side server, client;
+  std::unique_ptr<CmChannel> listen_ch;
+  std::unique_ptr<Listener> listener;
+  std::string port;
+
+  void Listen() {
+    server.Init();
+    ASSERT_EQ(server.pd->CreateCmChannel(&listen_ch), 0);
+    port = NextPort();
+    ASSERT_EQ(server.pd->Listen("127.0.0.1", port.c_str(), listen_ch.get(),
+                                &listener),
+              0);
+  }
+
+  // Full handshake; QPs created on both sides before accept/connect.
+  void Connect(uint32_t sq = 16, uint32_t rq = 16, Srq* server_srq = nullptr) {
+    Listen();
+    client.Init();
+    ASSERT_EQ(
+        client.pd->CreateActiveId("127.0.0.1", port.c_str(), 2000, &client.id),
+        0);
+    ASSERT_EQ(client.MakeQp(sq, rq), 0);
+    ASSERT_EQ(client.id->Migrate(client.ch.get()), 0);
+    ASSERT_EQ(client.id->Connect(nullptr, 0), 0);
+    CmEvent req;
+    ASSERT_TRUE(NextEvent(listen_ch.get(), &req));
+    ASSERT_EQ(req.type, CmEventType::kConnectRequest);
+    server.id = std::move(req.new_id);
+    ASSERT_EQ(server.MakeQp(sq, rq, server_srq), 0);
+    ASSERT_EQ(server.id->Migrate(server.ch.get()), 0);
+    ASSERT_EQ(server.id->Accept(nullptr, 0), 0);
+    CmEvent ev;
+    ASSERT_TRUE(NextEvent(client.ch.get(), &ev));
+    ASSERT_EQ(ev.type, CmEventType::kEstablished);
+    ASSERT_TRUE(NextEvent(server.ch.get(), &ev));
+    ASSERT_EQ(ev.type, CmEventType::kEstablished);
+  }
+
+  ~Pair() {
+    client.id.reset();
+    server.id.reset();
+    listener.reset();
+    listen_ch.reset();
+  }
+};
+
+}  // namespace rpma::prov::tcp_test
+
+#endif  // RPMA_TESTS_TCP_TCP_TEST_UTIL_H_
