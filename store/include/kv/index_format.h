@@ -1,0 +1,105 @@
+// The hash index format: 64-byte buckets of eight 8-byte slots.
+//
+// Published format: clients read buckets with one-sided RDMA reads and
+// decode them with this header, so it must not depend on store code. The
+// prose twin is docs/format.md ("Hash index"). Header-only, thread-safe
+// (pure functions).
+//
+// A slot is one little-endian uint64_t, updated with a single atomic 8-byte
+// store followed by a persist (the commit point of a put or delete):
+//
+//   bits 63..48  fingerprint   (16 bits of the key hash, never 0)
+//   bits 47..32  length        (record length in 64-byte units, 1..65535)
+//   bits 31..0   offset        (record offset in the keyspace log, 64-byte
+//                               units, so a log is at most 256 GiB)
+//
+// The all-zero slot is empty. A key lives in its home bucket
+// HomeBucket(hash, bucket_count) or in the kProbeBuckets - 1 buckets after
+// it; the index holds bucket_count + kProbeBuckets - 1 buckets so a probe
+// never wraps, and a reader fetches the whole neighbourhood
+// (kProbeBuckets * 64 bytes) in one read.
+#ifndef KV_INDEX_FORMAT_H_
+#define KV_INDEX_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace kv::index_format {
+
+inline constexpr size_t kUnit = 64;  // record alignment and length unit
+inline constexpr size_t kBucketSize = 64;
+inline constexpr size_t kSlotSize = 8;
+inline constexpr size_t kSlotsPerBucket = kBucketSize / kSlotSize;
+inline constexpr size_t kProbeBuckets = 2;
+inline constexpr uint64_t kMaxRecordUnits = 0xffff;
+inline constexpr uint64_t kMaxLogUnits = 1ull << 32;
+
+struct SlotFields {
+  uint16_t fingerprint = 0;
+  uint16_t units = 0;         // record length / 64
+  uint32_t offset_units = 0;  // record offset in the log / 64
+};
+
+constexpr uint64_t PackSlot(const SlotFields& f) {
+  return (uint64_t{f.fingerprint} << 48) | (uint64_t{f.units} << 32) |
+         uint64_t{f.offset_units};
+}
+
+constexpr SlotFields UnpackSlot(uint64_t slot) {
+  return SlotFields{static_cast<uint16_t>(slot >> 48),
+                    static_cast<uint16_t>(slot >> 32),
+                    static_cast<uint32_t>(slot)};
+}
+
+// murmur3's 64-bit finalizer.
+constexpr uint64_t Fmix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ull;
+  k ^= k >> 33;
+  return k;
+}
+
+// The 64-bit key hash every party computes the same way (docs/format.md):
+// h = 0x243f6a8885a308d3 ^ (len * 0x9e3779b97f4a7c15); for each 8-byte
+// little-endian word w of the key (the last one zero-padded):
+// h = rotl64((h ^ Fmix64(w)) * 0x9e3779b97f4a7c15, 31); result Fmix64(h ^ len).
+inline uint64_t HashKey(std::string_view key) {
+  const uint64_t len = key.size();
+  uint64_t h = 0x243f6a8885a308d3ull ^ (len * 0x9e3779b97f4a7c15ull);
+  size_t i = 0;
+  while (i < key.size()) {
+    uint8_t b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const size_t n = key.size() - i < 8 ? key.size() - i : 8;
+    std::memcpy(b, key.data() + i, n);
+    uint64_t w = 0;
+    for (int j = 7; j >= 0; j--) w = (w << 8) | b[j];  // little-endian
+    h = (h ^ Fmix64(w)) * 0x9e3779b97f4a7c15ull;
+    h = (h << 31) | (h >> 33);
+    i += n;
+  }
+  return Fmix64(h ^ len);
+}
+
+// Bits 32.. of the hash pick the bucket (bucket_count is a power of two).
+constexpr uint64_t HomeBucket(uint64_t hash, uint64_t bucket_count) {
+  return (hash >> 32) & (bucket_count - 1);
+}
+
+// The low 16 bits are the fingerprint; 0 is reserved for "empty".
+constexpr uint16_t Fingerprint(uint64_t hash) {
+  const auto fp = static_cast<uint16_t>(hash & 0xffff);
+  return fp == 0 ? 1 : fp;
+}
+
+// Buckets physically present for a given power-of-two bucket_count.
+constexpr uint64_t PhysicalBuckets(uint64_t bucket_count) {
+  return bucket_count + kProbeBuckets - 1;
+}
+
+}  // namespace kv::index_format
+
+#endif  // KV_INDEX_FORMAT_H_

@@ -1,0 +1,151 @@
+// The log record format: 64-byte aligned, immutable, self-checking.
+//
+// Published format: clients write records into their granted segment with
+// one-sided writes and read them back with one-sided reads, so this header
+// is self-contained (no store code). Prose twin: docs/format.md ("Records").
+// Header-only; all functions are pure and thread-safe.
+//
+//   offset size  field
+//        0    4  crc        CRC32C of bytes [4, 32 + key_len + value_len)
+//        4    2  flags      bit 0: tombstone; other bits must be 0
+//        6    2  key_len    1..1024
+//        8    4  value_len  0..kMaxValueSize (0 for a tombstone)
+//       12    4  keyspace_id
+//       16    8  sequence   non-zero, assigned by the writer
+//       24    8  key_hash   index_format::HashKey(key)
+//       32       key bytes, then value bytes, then zero padding to 64 bytes
+//
+// All integers little-endian. The padding is not covered by the CRC.
+#ifndef KV_RECORD_FORMAT_H_
+#define KV_RECORD_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "kv/crc32c.h"
+#include "kv/index_format.h"
+#include "kv/status.h"
+
+namespace kv::record_format {
+
+inline constexpr size_t kHeaderSize = 32;
+inline constexpr size_t kMinKeySize = 1;
+inline constexpr size_t kMaxKeySize = 1024;
+// Hard limit from the 16-bit slot length; keyspaces may set a lower one.
+inline constexpr size_t kMaxValueSize =
+    index_format::kMaxRecordUnits * index_format::kUnit - kHeaderSize -
+    kMaxKeySize - index_format::kUnit;
+inline constexpr size_t kDefaultMaxValueSize = 1 << 20;
+inline constexpr uint16_t kFlagTombstone = 1;
+
+struct RecordHeader {
+  uint32_t crc;
+  uint16_t flags;
+  uint16_t key_len;
+  uint32_t value_len;
+  uint32_t keyspace_id;
+  uint64_t sequence;
+  uint64_t key_hash;
+};
+static_assert(sizeof(RecordHeader) == kHeaderSize);
+
+// Bytes a record of this key and value occupies in the log (64-aligned).
+constexpr size_t RecordSize(size_t key_len, size_t value_len) {
+  const size_t raw = kHeaderSize + key_len + value_len;
+  return (raw + index_format::kUnit - 1) / index_format::kUnit *
+         index_format::kUnit;
+}
+
+// Writes a complete record into dst[0, RecordSize(key, value)) — header,
+// key, value, zero padding — and returns its size. The caller checked the
+// limits and makes the bytes durable before committing them.
+inline size_t EncodeRecord(void* dst, uint32_t keyspace_id, uint64_t sequence,
+                           bool tombstone, std::string_view key,
+                           std::string_view value) {
+  auto* p = static_cast<uint8_t*>(dst);
+  const size_t size = RecordSize(key.size(), value.size());
+  RecordHeader h{};
+  h.flags = tombstone ? kFlagTombstone : 0;
+  h.key_len = static_cast<uint16_t>(key.size());
+  h.value_len = static_cast<uint32_t>(value.size());
+  h.keyspace_id = keyspace_id;
+  h.sequence = sequence;
+  h.key_hash = index_format::HashKey(key);
+  std::memcpy(p, &h, kHeaderSize);
+  std::memcpy(p + kHeaderSize, key.data(), key.size());
+  if (!value.empty()) {
+    std::memcpy(p + kHeaderSize + key.size(), value.data(), value.size());
+  }
+  const size_t used = kHeaderSize + key.size() + value.size();
+  std::memset(p + used, 0, size - used);
+  h.crc = Crc32c(p + 4, used - 4);
+  std::memcpy(p, &h.crc, 4);
+  return size;
+}
+
+// A record as seen through VerifyRecord: views into the caller's buffer.
+struct RecordView {
+  RecordHeader header;
+  std::string_view key;
+  std::string_view value;
+  bool tombstone() const { return header.flags & kFlagTombstone; }
+};
+
+// Checks the record at p[0, avail) without trusting any of it: lengths,
+// flags, that it fits in `avail`, CRC, key hash, keyspace id. Returns
+// corruption naming the first problem; on success fills *out.
+inline Status VerifyRecord(const void* p, size_t avail,
+                           uint32_t expected_keyspace_id, RecordView* out) {
+  if (avail < kHeaderSize) {
+    return Status::Corruption("record: " + std::to_string(avail) +
+                              " bytes cannot hold a 32-byte header");
+  }
+  RecordHeader h;
+  std::memcpy(&h, p, kHeaderSize);
+  if (h.key_len < kMinKeySize || h.key_len > kMaxKeySize) {
+    return Status::Corruption("record: key length " +
+                              std::to_string(h.key_len) + " outside 1..1024");
+  }
+  if (h.flags & ~kFlagTombstone) {
+    return Status::Corruption("record: unknown flags " +
+                              std::to_string(h.flags));
+  }
+  if (h.value_len > kMaxValueSize) {
+    return Status::Corruption("record: value length " +
+                              std::to_string(h.value_len) + " over the limit");
+  }
+  const size_t used = kHeaderSize + h.key_len + h.value_len;
+  if (used > avail) {
+    return Status::Corruption("record: " + std::to_string(used) +
+                              " bytes do not fit in its " +
+                              std::to_string(avail) + "-byte extent");
+  }
+  const auto* b = static_cast<const uint8_t*>(p);
+  if (Crc32c(b + 4, used - 4) != h.crc) {
+    return Status::Corruption("record: CRC32C mismatch");
+  }
+  if (h.keyspace_id != expected_keyspace_id) {
+    return Status::Corruption("record: belongs to keyspace id " +
+                              std::to_string(h.keyspace_id) + ", expected " +
+                              std::to_string(expected_keyspace_id));
+  }
+  if (h.sequence == 0) return Status::Corruption("record: sequence 0");
+  std::string_view key(reinterpret_cast<const char*>(b + kHeaderSize),
+                       h.key_len);
+  if (index_format::HashKey(key) != h.key_hash) {
+    return Status::Corruption("record: key hash does not match its key");
+  }
+  if (out != nullptr) {
+    out->header = h;
+    out->key = key;
+    out->value = std::string_view(key.data() + h.key_len, h.value_len);
+  }
+  return Status::Ok();
+}
+
+}  // namespace kv::record_format
+
+#endif  // KV_RECORD_FORMAT_H_

@@ -1,0 +1,144 @@
+// kv::store::Keyspace — one keyspace of an open pool: its hash index and
+// its log of segments.
+//
+// Writers get a segment (GrantSegment), write records into it, make them
+// durable, and Commit each one: the commit validates the record and then
+// stores and persists one 8-byte index slot — the commit point. Readers
+// (Get, ForEach) take no lock: they read slots and immutable records, as
+// remote clients do, and retry when a slot changes under them.
+//
+// Thread-safety: every method may be called concurrently. Commits of keys
+// in different home buckets run in parallel (striped locks).
+// Lifetime: obtained from Pool; must be released before the Pool closes.
+#ifndef KV_STORE_KEYSPACE_H_
+#define KV_STORE_KEYSPACE_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "kv/record_format.h"
+#include "kv/status.h"
+#include "kv/store/options.h"
+#include "kv/store/persister.h"
+#include "kv/store/pool_format.h"
+#include "kv/store/segment.h"
+
+namespace kv::store {
+
+class SegmentTable;
+
+class Keyspace {
+ public:
+  // Built by Pool from a validated catalog entry; Recover() must succeed
+  // before any other call. `base` is the pool mapping.
+  Keyspace(const pool_format::CatalogEntry& entry, uint8_t* base,
+           Persister* persister, bool read_only,
+           std::chrono::milliseconds grace_period);
+  ~Keyspace();
+  Keyspace(const Keyspace&) = delete;
+  Keyspace& operator=(const Keyspace&) = delete;
+
+  // Rebuilds volatile state from the index: per-segment live bytes, key
+  // count; segments that were open are sealed. Slots that are out of
+  // bounds are skipped here and reported by Check().
+  void Recover(uint64_t open_epoch);
+
+  const std::string& name() const { return name_; }
+  uint32_t id() const { return id_; }
+  KeyspaceInfo info() const;
+
+  // Grants a segment for appending. no_space when the log is full. One
+  // free segment is held back for the cleaner; `for_delete` may use it,
+  // so that a full keyspace can still take deletes (tombstones) and then
+  // be compacted.
+  Result<SegmentGrant> GrantSegment(bool for_delete = false);
+  // The writer will not append to the grant any more.
+  Status SealSegment(const SegmentGrant& grant);
+  // The writer gives the rest of the segment back (e.g. on disconnect).
+  Status ReturnSegment(const SegmentGrant& grant);
+
+  // A fresh sequence number for a record (unique and increasing within the
+  // keyspace, also across reopen).
+  uint64_t NextSequence() { return next_sequence_.fetch_add(1); }
+  // Where the log starts in the mapping (writers copy records there).
+  uint8_t* log_base() const { return log_; }
+  Persister* persister() const { return persister_; }
+  uint32_t max_value_size() const { return max_value_size_; }
+
+  // Commits the record the request describes. Precondition: the record's
+  // bytes are durable. Checks bounds (inside the grant, at/after its tail),
+  // the record (CRC, lengths, keyspace id, key hash == request.key_hash),
+  // then stores + persists the slot. A put replaces the key's slot (or takes
+  // an empty one); a tombstone clears it. Errors: invalid_argument (bounds,
+  // grant, oversized value), corruption (record fails verification),
+  // no_space (the key's buckets are full), permission_denied (read-only).
+  Result<CommitResult> Commit(const CommitRequest& request);
+
+  // Copies the value of `key` into *value. not_found, or corruption when
+  // the record the slot points to fails verification.
+  Status Get(std::string_view key, std::string* value,
+             Version* version = nullptr) const;
+
+  // Calls fn for every live key (unordered) until it returns false.
+  // Concurrent commits may or may not be seen. corruption if a record
+  // fails verification.
+  Status ForEach(
+      const std::function<bool(const record_format::RecordView&)>& fn) const;
+
+  KeyspaceStats Stats() const;
+
+  // Compacts: copies the live records of sealed segments whose live ratio
+  // is at most max_live_ratio into a fresh segment, switching each slot
+  // atomically (persisted), then frees the victims after the grace period.
+  // Returns the number of segments cleaned. no_space if no segment is free
+  // to copy into.
+  Result<uint32_t> Clean(double max_live_ratio = 0.5, size_t max_segments = 8);
+
+  // Verifies every slot (bounds, fingerprint, home bucket, duplicates) and
+  // every record a slot points to (CRC, key hash, keyspace); appends what
+  // is wrong to report->problems.
+  void Check(CheckReport* report) const;
+
+ private:
+  struct Found {
+    uint64_t* slot = nullptr;
+    uint64_t value = 0;
+    record_format::RecordView view;
+  };
+
+  uint64_t* Bucket(uint64_t b) const;
+  std::mutex& StripeFor(uint64_t home) const;
+  // Slot bounds: a record inside the log, not crossing a segment.
+  bool SlotInBounds(uint64_t slot) const;
+  // Finds the slot holding `key` in its neighbourhood (caller holds the
+  // stripe, or accepts races). Returns false when absent.
+  bool FindSlot(std::string_view key, uint64_t hash, Found* out) const;
+  Status PersistSlot(uint64_t* slot, uint64_t value);
+  Status MoveRecord(uint64_t* slot, uint64_t old_value, SegmentGrant* grant,
+                    bool* have_grant);
+
+  const std::string name_;
+  const uint32_t id_;
+  const uint64_t bucket_count_;
+  uint8_t* const index_;
+  uint8_t* const log_;
+  const uint64_t log_size_;
+  const uint32_t segment_size_;
+  const uint32_t max_value_size_;
+  const pool_format::CatalogEntry entry_;
+  Persister* const persister_;
+  const bool read_only_;
+  std::unique_ptr<SegmentTable> segments_;
+  std::unique_ptr<std::mutex[]> stripes_;
+  std::mutex clean_mu_;
+  std::atomic<uint64_t> next_sequence_{1};
+  std::atomic<int64_t> keys_{0};
+};
+
+}  // namespace kv::store
+
+#endif  // KV_STORE_KEYSPACE_H_

@@ -1,0 +1,74 @@
+// Options for pools and keyspaces, and the small value types the store API
+// returns. Plain structs; thread-safety of values.
+#ifndef KV_STORE_OPTIONS_H_
+#define KV_STORE_OPTIONS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kv/record_format.h"
+
+namespace kv::store {
+
+struct PoolOptions {
+  // Map read-only and never write (no superblock repair, no epoch bump);
+  // for kvadmin info/check. Mutating calls return permission_denied.
+  bool read_only = false;
+  // How long a segment freed by an update or the cleaner stays unused, so
+  // in-flight remote readers of its old records see them intact or detect
+  // the reuse by CRC/key/sequence mismatch and retry.
+  std::chrono::milliseconds grace_period{1000};
+};
+
+struct KeyspaceOptions {
+  // Keys the index is sized for; buckets = next power of two of
+  // capacity / 4 (half the slots of a bucket), at least 1.
+  uint64_t index_capacity = 65536;
+  // Segment size in bytes: a multiple of 4096, 4 KiB .. 1 GiB, and able to
+  // hold a record of the largest key and value.
+  uint32_t segment_size = 4u << 20;
+  // Log size in bytes (rounded down to whole segments); 0 = the largest
+  // free extent of the pool.
+  uint64_t log_size = 0;
+  // Largest value accepted, up to record_format::kMaxValueSize.
+  uint32_t max_value_size = record_format::kDefaultMaxValueSize;
+};
+
+// What ListKeyspaces() reports of a keyspace (from its catalog entry).
+struct KeyspaceInfo {
+  std::string name;
+  uint32_t id = 0;
+  uint64_t region_offset = 0;
+  uint64_t region_size = 0;
+  uint64_t bucket_count = 0;
+  uint64_t log_offset = 0;
+  uint64_t log_size = 0;
+  uint32_t segment_size = 0;
+  uint32_t max_value_size = 0;
+};
+
+struct KeyspaceStats {
+  uint64_t keys = 0;
+  uint64_t live_bytes = 0;  // bytes of records that slots point to
+  uint64_t dead_bytes = 0;  // used segment bytes not live (garbage)
+  uint32_t segments = 0;
+  uint32_t free_segments = 0;
+  uint32_t open_segments = 0;  // granted to a writer
+  uint32_t sealed_segments = 0;
+  uint32_t quarantined_segments = 0;  // freed, waiting out the grace period
+};
+
+// What Check() found; ok() when no problem was found.
+struct CheckReport {
+  std::vector<std::string> problems;
+  uint64_t keyspaces = 0;
+  uint64_t slots = 0;
+  uint64_t records_verified = 0;
+  bool ok() const { return problems.empty(); }
+};
+
+}  // namespace kv::store
+
+#endif  // KV_STORE_OPTIONS_H_

@@ -1,0 +1,31 @@
+// kv::store::Persister — the one door through which the store makes bytes
+// durable.
+//
+// Every persist in the store goes through Persist(); nothing else flushes.
+// Production uses libpmem2's persist function for the mapping (cache-line
+// flush + fence on DAX, msync on a page-granularity file); tests substitute
+// a persistence tracker that records which cache lines were persisted and
+// can build the image a power failure would leave at any persist point.
+//
+// Thread-safety: implementations must allow concurrent Persist() calls.
+#ifndef KV_STORE_PERSISTER_H_
+#define KV_STORE_PERSISTER_H_
+
+#include <cstddef>
+
+namespace kv::store {
+
+class Persister {
+ public:
+  virtual ~Persister() = default;
+
+  // Makes [addr, addr + len) durable before returning. Stores made before
+  // the call (by this thread) are covered; 8-byte aligned stores are
+  // failure-atomic, larger ranges are not (any cache line may or may not
+  // have reached media when a failure interrupts the call).
+  virtual void Persist(const void* addr, size_t len) = 0;
+};
+
+}  // namespace kv::store
+
+#endif  // KV_STORE_PERSISTER_H_

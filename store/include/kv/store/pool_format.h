@@ -1,0 +1,80 @@
+// Pool-level on-media structures: the superblock (two copies) and the
+// keyspace catalog. Only the store reads these (clients learn the keyspace
+// geometry from the server), so they live with the store rather than in the
+// client-shared kv/ headers. Prose twin: docs/format.md.
+//
+// Layout of a pool (all offsets absolute, little-endian):
+//   [0, 4096)        superblock copy A
+//   [4096, 8192)     superblock copy B
+//   [8192, 40960)    catalog: kCatalogSlots slots x 2 copies x 256 bytes
+//   [65536, size)    data area: keyspace regions (index, then log)
+#ifndef KV_STORE_POOL_FORMAT_H_
+#define KV_STORE_POOL_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kv::store::pool_format {
+
+inline constexpr char kMagic[8] = {'R', 'P', 'K', 'V', 'P', 'O', 'O', 'L'};
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint64_t kSuperblockOffset[2] = {0, 4096};
+inline constexpr uint64_t kCatalogOffset = 8192;
+inline constexpr uint32_t kCatalogSlots = 64;
+inline constexpr uint64_t kCatalogEntrySize = 256;
+inline constexpr uint64_t kDataOffset = 65536;
+inline constexpr uint64_t kRegionAlign = 4096;
+inline constexpr uint64_t kMinPoolSize = 1ull << 20;
+inline constexpr uint64_t kMaxPoolSize = 1ull << 50;
+
+// Written once by Create (copy A, persist, copy B, persist); never updated.
+struct Superblock {
+  char magic[8];
+  uint32_t format_version;
+  uint32_t incompat_flags;  // must be 0 for this version
+  uint8_t uuid[16];
+  uint64_t pool_size;
+  uint64_t catalog_offset;
+  uint32_t catalog_slots;
+  uint32_t reserved0;
+  uint64_t data_offset;
+  uint64_t created_unix_seconds;
+  uint8_t reserved[52];
+  uint32_t crc;  // CRC32C of the 124 bytes before it
+};
+static_assert(sizeof(Superblock) == 128);
+
+enum class KeyspaceState : uint32_t { kFree = 0, kLive = 1, kDropped = 2 };
+inline constexpr uint32_t kCatalogMagic = 0x4b53504b;  // "KPSK"
+
+// One copy of a catalog slot. A slot has two copies; the valid copy (magic,
+// CRC) with the higher generation is current. An update writes the other
+// copy with generation + 1 and persists it — that persist is the commit
+// point of create/drop/epoch bump; a torn write leaves the old copy current.
+struct CatalogEntry {
+  uint32_t crc;  // CRC32C of bytes [4, 256)
+  uint32_t magic;
+  uint64_t generation;
+  uint32_t state;  // KeyspaceState
+  uint32_t keyspace_id;
+  char name[64];  // 1..63 bytes, NUL-padded
+  uint64_t region_offset;
+  uint64_t region_size;
+  uint64_t index_offset;
+  uint64_t bucket_count;  // power of two; PhysicalBuckets() are on media
+  uint64_t log_offset;
+  uint64_t log_size;  // multiple of segment_size
+  uint32_t segment_size;
+  uint32_t max_value_size;
+  uint64_t open_epoch;  // bumped by every writable open; seeds sequences
+  uint8_t reserved[104];
+};
+static_assert(sizeof(CatalogEntry) == kCatalogEntrySize);
+
+constexpr uint64_t CatalogCopyOffset(uint32_t slot, int copy) {
+  return kCatalogOffset + (uint64_t{slot} * 2 + copy) * kCatalogEntrySize;
+}
+
+}  // namespace kv::store::pool_format
+
+#endif  // KV_STORE_POOL_FORMAT_H_

@@ -1,0 +1,50 @@
+// Segment grants and commit requests/results: the vocabulary between a
+// writer (a local Writer or, through kvserver, a remote client) and a
+// Keyspace. Plain structs.
+#ifndef KV_STORE_SEGMENT_H_
+#define KV_STORE_SEGMENT_H_
+
+#include <cstdint>
+
+namespace kv::store {
+
+// A segment handed to one writer. The writer may write records in
+// [log_offset + start, log_offset + size) of the keyspace log, appending,
+// and owns those bytes until it seals or returns the grant.
+struct SegmentGrant {
+  uint32_t segment = 0;
+  uint64_t grant_id = 0;    // identifies this grant; stale ids are refused
+  uint64_t log_offset = 0;  // segment start, relative to the log start
+  uint64_t start = 0;       // first writable byte within the segment
+  uint32_t size = 0;        // segment size
+  uint32_t keyspace_id = 0;
+};
+
+// "The record at `offset` (within the granted segment), `length` bytes
+// (a multiple of 64), is durable; make it visible." key_hash must equal
+// index_format::HashKey of the record's key.
+struct CommitRequest {
+  uint32_t segment = 0;
+  uint64_t grant_id = 0;
+  uint64_t offset = 0;
+  uint32_t length = 0;
+  uint64_t key_hash = 0;
+};
+
+// Where a committed version of a key lives.
+struct Version {
+  uint64_t sequence = 0;
+  uint64_t log_offset = 0;  // relative to the log start
+  uint32_t length = 0;
+};
+
+struct CommitResult {
+  bool had_previous = false;  // the key existed before this commit
+  Version previous;           // valid when had_previous
+  bool tombstone = false;     // this commit was a delete
+  Version committed;          // the new version (a delete: the tombstone)
+};
+
+}  // namespace kv::store
+
+#endif  // KV_STORE_SEGMENT_H_

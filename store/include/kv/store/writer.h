@@ -1,0 +1,51 @@
+// kv::store::Writer — a local writer: appends records to its own granted
+// segment and commits them, exactly as a remote client does through
+// kvserver (write record, make it durable, commit). Used by kvadmin, the
+// benchmark and tests.
+//
+// Thread-safety: one Writer per thread (it owns one segment grant); any
+// number of Writers may work on one keyspace in parallel.
+// Lifetime: holds a shared_ptr to its Keyspace; destroy before the Pool.
+#ifndef KV_STORE_WRITER_H_
+#define KV_STORE_WRITER_H_
+
+#include <memory>
+#include <string_view>
+
+#include "kv/status.h"
+#include "kv/store/keyspace.h"
+#include "kv/store/segment.h"
+
+namespace kv::store {
+
+class Writer {
+ public:
+  explicit Writer(std::shared_ptr<Keyspace> keyspace);
+  ~Writer();  // returns the segment
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Durable put: when it returns ok the value survives a crash. Errors:
+  // invalid_argument (key not 1..1024 bytes, value over the keyspace's
+  // max), no_space (log or index full — even after running the cleaner),
+  // and whatever Commit returns.
+  Result<CommitResult> Put(std::string_view key, std::string_view value);
+  // Durable delete (a tombstone record, then the slot is cleared).
+  // result.had_previous tells whether the key existed.
+  Result<CommitResult> Delete(std::string_view key);
+  // Gives the rest of the segment back to the keyspace.
+  Status Close();
+
+ private:
+  Result<CommitResult> Append(std::string_view key, std::string_view value,
+                              bool tombstone);
+  Status EnsureRoom(uint64_t bytes, bool tombstone);
+
+  std::shared_ptr<Keyspace> ks_;
+  SegmentGrant grant_;
+  bool have_grant_ = false;
+};
+
+}  // namespace kv::store
+
+#endif  // KV_STORE_WRITER_H_

@@ -1,0 +1,105 @@
+#include "catalog.h"
+
+#include <cstring>
+
+#include "kv/crc32c.h"
+#include "kv/index_format.h"
+#include "kv/keyspace_name.h"
+#include "kv/record_format.h"
+
+namespace kv::store {
+namespace pf = pool_format;
+
+namespace {
+uint32_t EntryCrc(const pf::CatalogEntry& e) {
+  return Crc32c(reinterpret_cast<const uint8_t*>(&e) + 4, sizeof(e) - 4);
+}
+bool IsPow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+}  // namespace
+
+uint64_t IndexBytes(uint64_t bucket_count) {
+  const uint64_t raw =
+      index_format::PhysicalBuckets(bucket_count) * index_format::kBucketSize;
+  return (raw + pf::kRegionAlign - 1) / pf::kRegionAlign * pf::kRegionAlign;
+}
+
+bool CatalogEntryIntact(const pf::CatalogEntry& e) {
+  return e.magic == pf::kCatalogMagic && EntryCrc(e) == e.crc;
+}
+
+void SealCatalogEntry(pf::CatalogEntry* e) {
+  e->magic = pf::kCatalogMagic;
+  e->crc = EntryCrc(*e);
+}
+
+int ReadCatalogSlot(const uint8_t* base, uint32_t slot, pf::CatalogEntry* out) {
+  pf::CatalogEntry c[2];
+  bool ok[2];
+  for (int i = 0; i < 2; i++) {
+    std::memcpy(&c[i], base + pf::CatalogCopyOffset(slot, i), sizeof(c[i]));
+    ok[i] = CatalogEntryIntact(c[i]);
+  }
+  int cur = -1;
+  if (ok[0] && ok[1]) {
+    cur = c[1].generation > c[0].generation ? 1 : 0;
+  } else if (ok[0] || ok[1]) {
+    cur = ok[0] ? 0 : 1;
+  }
+  if (cur >= 0) *out = c[cur];
+  return cur;
+}
+
+std::string ValidateEntryGeometry(const pf::CatalogEntry& e,
+                                  uint64_t pool_size) {
+  if (e.state != static_cast<uint32_t>(pf::KeyspaceState::kLive) &&
+      e.state != static_cast<uint32_t>(pf::KeyspaceState::kDropped) &&
+      e.state != static_cast<uint32_t>(pf::KeyspaceState::kFree)) {
+    return "unknown state " + std::to_string(e.state);
+  }
+  if (e.state != static_cast<uint32_t>(pf::KeyspaceState::kLive)) return "";
+  const size_t n = strnlen(e.name, sizeof(e.name));
+  if (n == sizeof(e.name)) return "name is not NUL-terminated";
+  Status ns = ValidateKeyspaceName(std::string_view(e.name, n));
+  if (!ns.ok()) return ns.message();
+  if (e.keyspace_id == 0) return "keyspace id 0";
+  if (e.region_offset < pf::kDataOffset ||
+      e.region_offset % pf::kRegionAlign != 0 || e.region_size == 0 ||
+      e.region_offset > pool_size ||
+      e.region_size > pool_size - e.region_offset) {
+    return "region [" + std::to_string(e.region_offset) + ", +" +
+           std::to_string(e.region_size) +
+           ") lies outside the pool's data area";
+  }
+  if (!IsPow2(e.bucket_count) || e.bucket_count > (1ull << 32)) {
+    return "bucket count " + std::to_string(e.bucket_count) +
+           " is not a power of two up to 2^32";
+  }
+  const uint64_t region_end = e.region_offset + e.region_size;
+  if (e.index_offset != e.region_offset ||
+      IndexBytes(e.bucket_count) > e.region_size) {
+    return "index does not fit its region";
+  }
+  if (e.segment_size < 4096 || e.segment_size % 4096 != 0 ||
+      e.segment_size > (1u << 30)) {
+    return "segment size " + std::to_string(e.segment_size) +
+           " is not a multiple of 4096 in 4 KiB..1 GiB";
+  }
+  if (e.log_size == 0 || e.log_size % e.segment_size != 0 ||
+      e.log_size / index_format::kUnit > index_format::kMaxLogUnits) {
+    return "log size " + std::to_string(e.log_size) +
+           " is not a positive multiple of the segment size up to 256 GiB";
+  }
+  if (e.log_offset < e.index_offset + IndexBytes(e.bucket_count) ||
+      e.log_offset > region_end || e.log_size > region_end - e.log_offset) {
+    return "log extends outside its region";
+  }
+  if (e.max_value_size > record_format::kMaxValueSize ||
+      record_format::RecordSize(record_format::kMaxKeySize, e.max_value_size) >
+          e.segment_size) {
+    return "max value size " + std::to_string(e.max_value_size) +
+           " does not fit a segment";
+  }
+  return "";
+}
+
+}  // namespace kv::store

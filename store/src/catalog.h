@@ -1,0 +1,30 @@
+// The keyspace catalog on media: reading a slot's current copy, sealing
+// (checksumming) an entry, and validating an entry's geometry. Private.
+#ifndef KV_STORE_CATALOG_H_
+#define KV_STORE_CATALOG_H_
+
+#include <cstdint>
+#include <string>
+
+#include "kv/store/pool_format.h"
+
+namespace kv::store {
+
+// True when `e` has the catalog magic and a matching checksum.
+bool CatalogEntryIntact(const pool_format::CatalogEntry& e);
+// Sets e->magic and e->crc.
+void SealCatalogEntry(pool_format::CatalogEntry* e);
+// The current copy of catalog slot `slot` (0 or 1; -1 when neither copy is
+// intact — a slot never written, or whose first write was torn: free).
+int ReadCatalogSlot(const uint8_t* base, uint32_t slot,
+                    pool_format::CatalogEntry* out);
+// Empty when a live entry's geometry fits the pool and the format rules;
+// otherwise what is wrong.
+std::string ValidateEntryGeometry(const pool_format::CatalogEntry& e,
+                                  uint64_t pool_size);
+// Bytes of the index for a power-of-two bucket_count, 4 KiB aligned.
+uint64_t IndexBytes(uint64_t bucket_count);
+
+}  // namespace kv::store
+
+#endif  // KV_STORE_CATALOG_H_

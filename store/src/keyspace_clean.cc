@@ -1,0 +1,98 @@
+// Keyspace::Clean — the cleaner (compaction).
+//
+// Crash-consistency order for each moved record:
+//   1. copy the record into the cleaner's segment and persist it;
+//   2. under the key's stripe, if the slot still points to the old copy,
+//      store + persist the slot pointing to the new copy (atomic switch);
+//   3. account; a victim becomes free only after FinishCleaning and the
+//      grace period, so in-flight readers of the old copy see it intact or
+//      (after reuse) detect the change by CRC/key/sequence and retry.
+// A crash between 1 and 2 leaves an unreferenced copy (garbage); a crash
+// after 2 leaves the old copy unreferenced. Either way one copy is live.
+#include <cstring>
+#include <vector>
+
+#include "kv/index_format.h"
+#include "kv/store/keyspace.h"
+#include "segment_table.h"
+
+namespace kv::store {
+namespace {
+namespace ix = kv::index_format;
+namespace rf = kv::record_format;
+}  // namespace
+
+Status Keyspace::MoveRecord(uint64_t* slot, uint64_t old_value,
+                            SegmentGrant* grant, bool* have_grant) {
+  const ix::SlotFields f = ix::UnpackSlot(old_value);
+  const uint64_t off = uint64_t{f.offset_units} * ix::kUnit;
+  const uint64_t len = uint64_t{f.units} * ix::kUnit;
+  rf::RecordView view;
+  if (!rf::VerifyRecord(log_ + off, len, id_, &view).ok()) {
+    return Status::Ok();  // left in place; Check() reports it
+  }
+  const uint64_t home = ix::HomeBucket(view.header.key_hash, bucket_count_);
+  std::lock_guard<std::mutex> lock(StripeFor(home));
+  if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != old_value) {
+    return Status::Ok();  // a commit replaced it meanwhile
+  }
+  // A granted segment may be a returned one with too little room left:
+  // seal it and take the next (each round consumes one segment).
+  while (!*have_grant || grant->start + len > grant->size) {
+    if (*have_grant) {
+      KV_RETURN_IF_ERROR(segments_->Seal(grant->segment, grant->grant_id));
+    }
+    *have_grant = false;
+    Result<SegmentGrant> g = segments_->Grant(true);
+    if (!g.ok()) return g.status();
+    *grant = *g;
+    *have_grant = true;
+  }
+  const uint64_t dst_off = grant->log_offset + grant->start;
+  KV_RETURN_IF_ERROR(segments_->ClaimAppend(grant->segment, grant->grant_id,
+                                            grant->start, len));
+  std::memcpy(log_ + dst_off, log_ + off, len);
+  persister_->Persist(log_ + dst_off, len);  // copy durable before switch
+  grant->start += len;
+  const uint64_t new_slot = ix::PackSlot(
+      {f.fingerprint, f.units, static_cast<uint32_t>(dst_off / ix::kUnit)});
+  KV_RETURN_IF_ERROR(PersistSlot(slot, new_slot));  // the switch
+  segments_->AddLive(grant->segment, len);
+  segments_->RemoveLive(static_cast<uint32_t>(off / segment_size_), len);
+  return Status::Ok();
+}
+
+Result<uint32_t> Keyspace::Clean(double max_live_ratio, size_t max_segments) {
+  if (read_only_) return Status::PermissionDenied("pool opened read-only");
+  std::lock_guard<std::mutex> clean_lock(clean_mu_);
+  const std::vector<uint32_t> victims =
+      segments_->PickVictims(max_live_ratio, max_segments);
+  if (victims.empty()) return 0u;
+  std::vector<bool> is_victim(segments_->count(), false);
+  for (uint32_t v : victims) is_victim[v] = true;
+
+  SegmentGrant grant;
+  bool have_grant = false;
+  Status st;
+  const uint64_t slots =
+      ix::PhysicalBuckets(bucket_count_) * ix::kSlotsPerBucket;
+  auto* all = reinterpret_cast<uint64_t*>(index_);
+  for (uint64_t i = 0; i < slots && st.ok(); i++) {
+    const uint64_t v = __atomic_load_n(&all[i], __ATOMIC_ACQUIRE);
+    if (v == 0 || !SlotInBounds(v)) continue;
+    const uint64_t off = uint64_t{ix::UnpackSlot(v).offset_units} * ix::kUnit;
+    if (!is_victim[off / segment_size_]) continue;
+    st = MoveRecord(&all[i], v, &grant, &have_grant);
+  }
+  // Victims whose records all moved become quarantined here; after a
+  // failure (no_space) they are simply sealed again.
+  for (uint32_t v : victims) segments_->FinishCleaning(v);
+  if (have_grant) {
+    Status rs = segments_->Return(grant.segment, grant.grant_id);
+    if (st.ok()) st = rs;
+  }
+  if (!st.ok()) return st;
+  return static_cast<uint32_t>(victims.size());
+}
+
+}  // namespace kv::store

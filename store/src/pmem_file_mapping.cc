@@ -1,0 +1,143 @@
+#include "kv/store/pmem_file_mapping.h"
+
+#include <fcntl.h>
+#include <libpmem2.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kv::store {
+namespace {
+
+std::string Pmem2Error(const std::string& what) {
+  const char* msg = pmem2_errormsg();
+  return what + ": " + (msg && *msg ? msg : "libpmem2 error");
+}
+
+class Pmem2Persister : public Persister {
+ public:
+  explicit Pmem2Persister(pmem2_persist_fn fn) : fn_(fn) {}
+  void Persist(const void* addr, size_t len) override { fn_(addr, len); }
+
+ private:
+  pmem2_persist_fn fn_;
+};
+
+}  // namespace
+
+class PmemFileMapping::Impl {
+ public:
+  ~Impl() {
+    if (map_ != nullptr) pmem2_map_delete(&map_);
+    if (fd_ >= 0) close(fd_);
+  }
+  int fd_ = -1;
+  pmem2_map* map_ = nullptr;
+  std::unique_ptr<Pmem2Persister> persister_;
+};
+
+namespace {
+
+// Maps fd with page granularity (the weakest libpmem2 offers, so any file
+// works); libpmem2 itself honours PMEM2_FORCE_GRANULARITY.
+Status MapFd(int fd, bool read_only, const std::string& path, pmem2_map** out) {
+  pmem2_source* src = nullptr;
+  if (pmem2_source_from_fd(&src, fd) != 0) {
+    return Status::IoError(Pmem2Error(path));
+  }
+  pmem2_config* cfg = nullptr;
+  if (pmem2_config_new(&cfg) != 0) {
+    pmem2_source_delete(&src);
+    return Status::IoError(Pmem2Error("pmem2_config_new"));
+  }
+  Status st;
+  if (pmem2_config_set_required_store_granularity(
+          cfg, PMEM2_GRANULARITY_PAGE) != 0) {
+    st = Status::IoError(Pmem2Error("pmem2 granularity"));
+  } else if (read_only &&
+             pmem2_config_set_protection(cfg, PMEM2_PROT_READ) != 0) {
+    st = Status::IoError(Pmem2Error("pmem2 protection"));
+  } else if (pmem2_map_new(out, cfg, src) != 0) {
+    st = Status::IoError(Pmem2Error("mapping " + path));
+  }
+  pmem2_config_delete(&cfg);
+  pmem2_source_delete(&src);
+  return st;
+}
+
+Status ErrnoStatus(const std::string& what, int err) {
+  std::string m = what + ": " + std::strerror(err);
+  if (err == ENOENT) return Status::NotFound(m);
+  if (err == EACCES || err == EPERM || err == EROFS) {
+    return Status::PermissionDenied(m);
+  }
+  if (err == EEXIST) return Status::InvalidArgument(m);
+  if (err == ENOSPC) return Status::NoSpace(m);
+  return Status::IoError(m);
+}
+
+}  // namespace
+
+PmemFileMapping::PmemFileMapping(std::unique_ptr<Impl> impl, bool read_only)
+    : impl_(std::move(impl)), read_only_(read_only) {}
+PmemFileMapping::~PmemFileMapping() = default;
+
+Result<std::unique_ptr<PmemFileMapping>> PmemFileMapping::Create(
+    const std::string& path, uint64_t size) {
+  auto impl = std::make_unique<Impl>();
+  impl->fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (impl->fd_ < 0) return ErrnoStatus("creating " + path, errno);
+  // ftruncate leaves a sparse file: nothing is zeroed up front.
+  if (ftruncate(impl->fd_, static_cast<off_t>(size)) != 0) {
+    const int err = errno;
+    unlink(path.c_str());
+    return ErrnoStatus("sizing " + path, err);
+  }
+  Status st = MapFd(impl->fd_, false, path, &impl->map_);
+  if (!st.ok()) {
+    unlink(path.c_str());
+    return st;
+  }
+  impl->persister_ =
+      std::make_unique<Pmem2Persister>(pmem2_get_persist_fn(impl->map_));
+  return std::unique_ptr<PmemFileMapping>(
+      new PmemFileMapping(std::move(impl), false));
+}
+
+Result<std::unique_ptr<PmemFileMapping>> PmemFileMapping::Open(
+    const std::string& path, bool read_only) {
+  auto impl = std::make_unique<Impl>();
+  impl->fd_ = open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+  if (impl->fd_ < 0) return ErrnoStatus("opening " + path, errno);
+  struct stat sb;
+  if (fstat(impl->fd_, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0) {
+    return Status::Corruption(path + ": empty file, not a pool");
+  }
+  KV_RETURN_IF_ERROR(MapFd(impl->fd_, read_only, path, &impl->map_));
+  impl->persister_ =
+      std::make_unique<Pmem2Persister>(pmem2_get_persist_fn(impl->map_));
+  return std::unique_ptr<PmemFileMapping>(
+      new PmemFileMapping(std::move(impl), read_only));
+}
+
+uint8_t* PmemFileMapping::base() {
+  return static_cast<uint8_t*>(pmem2_map_get_address(impl_->map_));
+}
+size_t PmemFileMapping::size() const { return pmem2_map_get_size(impl_->map_); }
+Persister* PmemFileMapping::persister() { return impl_->persister_.get(); }
+
+std::string PmemFileMapping::granularity() const {
+  switch (pmem2_map_get_store_granularity(impl_->map_)) {
+    case PMEM2_GRANULARITY_BYTE:
+      return "byte";
+    case PMEM2_GRANULARITY_CACHE_LINE:
+      return "cache line";
+    case PMEM2_GRANULARITY_PAGE:
+      return "page";
+  }
+  return "unknown";
+}
+
+}  // namespace kv::store

@@ -1,0 +1,97 @@
+// SegmentTable: volatile state of a keyspace's log segments — which are
+// free, granted (open), sealed or quarantined — and how many live bytes
+// each holds.
+//
+// Nothing here is persistent: the index is authoritative, and recovery
+// rebuilds this table from the slots (a segment a slot points into is
+// sealed, any other is free). Live bytes change only after the slot change
+// that causes them is persisted, so a segment is never freed (and then
+// overwritten) while a durable slot still points into it.
+//
+// Thread-safety: all methods are thread-safe (one mutex).
+#ifndef KV_STORE_SEGMENT_TABLE_H_
+#define KV_STORE_SEGMENT_TABLE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "kv/status.h"
+#include "kv/store/options.h"
+#include "kv/store/segment.h"
+
+namespace kv::store {
+
+class SegmentTable {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  SegmentTable(uint32_t count, uint32_t segment_size,
+               std::chrono::milliseconds grace_period);
+
+  // Recovery: `bytes` of a live record in `segment` (before FinishRecovery).
+  void RecoverLive(uint32_t segment, uint64_t bytes);
+  // Recovery done: segments with live bytes are sealed, others free.
+  void FinishRecovery();
+
+  // Grants a segment (a returned partial one first, then a free one).
+  // One free segment is kept back for the cleaner and for deletes
+  // (use_reserve). no_space when none is left.
+  Result<SegmentGrant> Grant(bool use_reserve);
+  // Validates that [offset, offset + length) lies in the open grant
+  // `grant_id` of `segment` at or after its append tail, then advances the
+  // tail past it. invalid_argument naming the violated bound otherwise.
+  Status ClaimAppend(uint32_t segment, uint64_t grant_id, uint64_t offset,
+                     uint64_t length);
+  // Writer is done with the segment (full): sealed, or quarantined when
+  // nothing in it is live.
+  Status Seal(uint32_t segment, uint64_t grant_id);
+  // Writer gives back the unused rest; the segment may be granted again
+  // from its tail.
+  Status Return(uint32_t segment, uint64_t grant_id);
+
+  // Live-byte accounting after a persisted slot change.
+  void AddLive(uint32_t segment, uint64_t bytes);
+  void RemoveLive(uint32_t segment, uint64_t bytes);
+
+  // Sealed segments whose live bytes are at most max_live_ratio of the
+  // segment, least live first, at most `max` of them; marked as being
+  // cleaned (not granted, not picked again) until FinishCleaning.
+  std::vector<uint32_t> PickVictims(double max_live_ratio, size_t max);
+  // The cleaner moved everything out of `segment` (or gave up).
+  void FinishCleaning(uint32_t segment);
+
+  void FillStats(KeyspaceStats* stats);
+  uint32_t count() const { return count_; }
+  uint32_t segment_size() const { return segment_size_; }
+
+ private:
+  enum class State { kFree, kOpen, kReturned, kSealed, kCleaning, kQuarantine };
+  struct Seg {
+    State state = State::kFree;
+    uint64_t grant_id = 0;
+    uint64_t tail = 0;  // bytes used from the segment start
+    uint64_t live = 0;
+    Clock::time_point free_at;
+  };
+
+  void ReleaseExpiredLocked();
+  void MaybeQuarantineLocked(uint32_t segment);
+  Status CheckGrantLocked(uint32_t segment, uint64_t grant_id) const;
+
+  const uint32_t count_;
+  const uint32_t segment_size_;
+  const std::chrono::milliseconds grace_;
+  std::mutex mu_;
+  std::vector<Seg> segs_;
+  std::deque<uint32_t> free_;
+  std::deque<uint32_t> returned_;
+  std::deque<uint32_t> quarantine_;
+  uint64_t next_grant_id_ = 1;
+};
+
+}  // namespace kv::store
+
+#endif  // KV_STORE_SEGMENT_TABLE_H_

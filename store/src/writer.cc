@@ -1,0 +1,78 @@
+#include "kv/store/writer.h"
+
+#include <string>
+
+#include "kv/index_format.h"
+#include "kv/record_format.h"
+
+namespace kv::store {
+namespace rf = kv::record_format;
+
+Writer::Writer(std::shared_ptr<Keyspace> keyspace) : ks_(std::move(keyspace)) {}
+
+Writer::~Writer() { (void)Close(); }
+
+Status Writer::Close() {
+  if (!have_grant_) return Status::Ok();
+  have_grant_ = false;
+  return ks_->ReturnSegment(grant_);
+}
+
+Status Writer::EnsureRoom(uint64_t bytes, bool tombstone) {
+  if (have_grant_ && grant_.start + bytes <= grant_.size) return Status::Ok();
+  if (have_grant_) {
+    have_grant_ = false;
+    KV_RETURN_IF_ERROR(ks_->SealSegment(grant_));
+  }
+  Result<SegmentGrant> g = ks_->GrantSegment(tombstone);
+  if (!g.ok() && g.status().IsNoSpace()) {
+    // Log full: compact, then use what the cleaner left (its partially
+    // filled segment comes back as a returned segment).
+    Result<uint32_t> cleaned = ks_->Clean(0.9, 64);
+    if (cleaned.ok() && *cleaned > 0) g = ks_->GrantSegment(tombstone);
+  }
+  if (!g.ok()) return g.status();
+  grant_ = *g;
+  have_grant_ = true;
+  if (grant_.start + bytes > grant_.size) {
+    // A returned segment with too little room: seal it and take another.
+    return EnsureRoom(bytes, tombstone);
+  }
+  return Status::Ok();
+}
+
+Result<CommitResult> Writer::Append(std::string_view key,
+                                    std::string_view value, bool tombstone) {
+  if (key.size() < rf::kMinKeySize || key.size() > rf::kMaxKeySize) {
+    return Status::InvalidArgument("key must be 1..1024 bytes, got " +
+                                   std::to_string(key.size()));
+  }
+  if (value.size() > ks_->max_value_size()) {
+    return Status::InvalidArgument("value of " + std::to_string(value.size()) +
+                                   " bytes exceeds the keyspace limit of " +
+                                   std::to_string(ks_->max_value_size()));
+  }
+  const uint64_t size = rf::RecordSize(key.size(), value.size());
+  KV_RETURN_IF_ERROR(EnsureRoom(size, tombstone));
+  uint8_t* dst = ks_->log_base() + grant_.log_offset + grant_.start;
+  rf::EncodeRecord(dst, ks_->id(), ks_->NextSequence(), tombstone, key, value);
+  ks_->persister()->Persist(dst, size);  // record durable before commit
+  CommitRequest req;
+  req.segment = grant_.segment;
+  req.grant_id = grant_.grant_id;
+  req.offset = grant_.start;
+  req.length = static_cast<uint32_t>(size);
+  req.key_hash = index_format::HashKey(key);
+  grant_.start += size;
+  return ks_->Commit(req);
+}
+
+Result<CommitResult> Writer::Put(std::string_view key, std::string_view value) {
+  return Append(key, value, false);
+}
+
+Result<CommitResult> Writer::Delete(std::string_view key) {
+  return Append(key, {}, true);
+}
+
+}  // namespace kv::store

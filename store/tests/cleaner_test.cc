@@ -1,0 +1,107 @@
+// The cleaner: compaction, grace period, a full keyspace.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+#include "kv/store/pool.h"
+#include "kv/store/writer.h"
+#include "test_util.h"
+
+namespace kv::store {
+namespace {
+
+using testing::NoGrace;
+using testing::SmallKeyspace;
+
+std::unique_ptr<Pool> MemPool(const PoolOptions& o) {
+  auto pool = Pool::CreateOn(MemoryMapping::Zeroed(4 << 20, nullptr), o);
+  EXPECT_TRUE(pool.ok()) << pool.status().ToString();
+  return std::move(*pool);
+}
+
+TEST(CleanerTest, CompactsSegmentsAndKeepsValues) {
+  auto pool = MemPool(NoGrace());
+  auto ks = pool->CreateKeyspace("ks", SmallKeyspace()).value();
+  std::map<std::string, std::string> want;
+  {
+    Writer w(ks);
+    // Overwrite a small key set many times: most of the log becomes dead.
+    for (int round = 0; round < 20; round++) {
+      for (int i = 0; i < 30; i++) {
+        const std::string k = "k" + std::to_string(i);
+        want[k] = std::string(200, static_cast<char>('a' + round));
+        ASSERT_TRUE(w.Put(k, want[k]).ok());
+      }
+    }
+  }
+  KeyspaceStats before = ks->Stats();
+  ASSERT_GT(before.dead_bytes, before.live_bytes);
+  auto cleaned = ks->Clean(0.5, 64);
+  ASSERT_TRUE(cleaned.ok()) << cleaned.status().ToString();
+  EXPECT_GT(*cleaned, 0u);
+  KeyspaceStats after = ks->Stats();
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+  EXPECT_LT(after.dead_bytes, before.dead_bytes);
+  EXPECT_GT(after.free_segments, before.free_segments);
+  for (const auto& [k, v] : want) {
+    std::string got;
+    ASSERT_TRUE(ks->Get(k, &got).ok()) << k;
+    EXPECT_EQ(got, v);
+  }
+  EXPECT_TRUE(pool->Check().ok());
+}
+
+TEST(CleanerTest, FreedSegmentsWaitOutTheGracePeriod) {
+  PoolOptions o;
+  o.grace_period = std::chrono::milliseconds(300);
+  auto pool = MemPool(o);
+  auto ks = pool->CreateKeyspace("ks", SmallKeyspace()).value();
+  {
+    Writer w(ks);
+    for (int i = 0; i < 200; i++)
+      ASSERT_TRUE(w.Put("same", std::string(300, 'x')).ok());
+  }
+  KeyspaceStats s = ks->Stats();
+  EXPECT_GT(s.quarantined_segments, 0u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  KeyspaceStats later = ks->Stats();
+  EXPECT_EQ(later.quarantined_segments, 0u);
+  EXPECT_GT(later.free_segments, s.free_segments);
+}
+
+TEST(CleanerTest, FullKeyspaceIsNoSpaceAndStaysConsistent) {
+  auto pool = MemPool(NoGrace());
+  auto ks = pool->CreateKeyspace("ks", SmallKeyspace(64 * 1024)).value();
+  Writer w(ks);
+  std::map<std::string, std::string> want;
+  Status st;
+  int i = 0;
+  for (; i < 10000; i++) {
+    const std::string k = "key" + std::to_string(i);
+    Result<CommitResult> r = w.Put(k, std::string(500, 'v'));
+    if (!r.ok()) {
+      st = r.status();
+      break;
+    }
+    want[k] = std::string(500, 'v');
+  }
+  EXPECT_TRUE(st.IsNoSpace()) << st.ToString();
+  EXPECT_TRUE(pool->Check().ok());
+  for (const auto& [k, v] : want) {
+    std::string got;
+    ASSERT_TRUE(ks->Get(k, &got).ok()) << k;
+  }
+  // Deleting makes room again: the cleaner runs when the log is full.
+  for (int j = 0; j < i; j += 2)
+    ASSERT_TRUE(w.Delete("key" + std::to_string(j)).ok());
+  Result<CommitResult> r = Status::NoSpace("");
+  for (int attempt = 0; attempt < 3 && !r.ok(); attempt++) {
+    r = w.Put("after", "delete");
+  }
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(pool->Check().ok());
+}
+
+}  // namespace
+}  // namespace kv::store

@@ -1,0 +1,60 @@
+#include "persistence_tracker.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace kv::store {
+
+void PersistenceTracker::Attach(uint8_t* base, size_t size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  base_ = base;
+  size_ = size;
+  durable_.assign(base, base + size);
+  count_ = 0;
+}
+
+void PersistenceTracker::Persist(const void* addr, size_t len) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (base_ == nullptr) return;
+  const auto* p = static_cast<const uint8_t*>(addr);
+  if (p < base_ || p + len > base_ + size_) {
+    // Persisting memory outside the pool is a store bug.
+    std::abort();
+  }
+  count_++;
+  if (hook_ && !in_hook_) {
+    in_hook_ = true;
+    hook_(count_);
+    in_hook_ = false;
+  }
+  const size_t begin = static_cast<size_t>(p - base_) / kLine * kLine;
+  const size_t end =
+      std::min(size_, (static_cast<size_t>(p - base_) + len + kLine - 1) /
+                          kLine * kLine);
+  std::memcpy(durable_.data() + begin, base_ + begin, end - begin);
+}
+
+std::vector<uint8_t> PersistenceTracker::CrashImage(
+    Mode mode, std::mt19937_64* rng) const {
+  std::vector<uint8_t> image = durable_;
+  for (size_t off = 0; off < size_; off += kLine) {
+    const size_t n = std::min(kLine, size_ - off);
+    if (std::memcmp(base_ + off, durable_.data() + off, n) == 0) continue;
+    bool keep = mode == Mode::kAllKept;
+    if (mode == Mode::kRandom) keep = (*rng)() & 1;
+    if (keep) std::memcpy(image.data() + off, base_ + off, n);
+  }
+  return image;
+}
+
+size_t PersistenceTracker::VolatileLines() const {
+  size_t n = 0;
+  for (size_t off = 0; off < size_; off += kLine) {
+    const size_t len = std::min(kLine, size_ - off);
+    if (std::memcmp(base_ + off, durable_.data() + off, len) != 0) n++;
+  }
+  return n;
+}
+
+}  // namespace kv::store

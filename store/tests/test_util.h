@@ -1,0 +1,54 @@
+// Helpers shared by the store tests: temporary directories, small pools.
+#ifndef KV_STORE_TESTS_TEST_UTIL_H_
+#define KV_STORE_TESTS_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "kv/store/options.h"
+
+namespace kv::store::testing {
+
+// A fresh directory under $TMPDIR, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    const char* t = getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/rpkv-store-XXXXXX";
+    char* p = mkdtemp(tmpl.data());
+    EXPECT_NE(p, nullptr);
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Options for a small keyspace with small segments (segments fill quickly).
+inline KeyspaceOptions SmallKeyspace(uint64_t log_size = 256 * 1024) {
+  KeyspaceOptions o;
+  o.index_capacity = 1024;
+  o.segment_size = 16 * 1024;
+  o.log_size = log_size;
+  o.max_value_size = 8 * 1024;
+  return o;
+}
+
+inline PoolOptions NoGrace() {
+  PoolOptions o;
+  o.grace_period = std::chrono::milliseconds(0);
+  return o;
+}
+
+}  // namespace kv::store::testing
+
+#endif  // KV_STORE_TESTS_TEST_UTIL_H_
