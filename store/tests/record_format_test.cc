@@ -71,9 +71,12 @@ TEST(IndexFormatTest, SlotPackUnpack) {
 TEST(IndexFormatTest, HashIsStableAndFingerprintNonZero) {
   // Pinned values: the hash is a published format; changing it breaks
   // every pool and client.
-  EXPECT_EQ(ix::HashKey("a"), ix::HashKey(std::string("a")));
+  EXPECT_EQ(ix::HashKey(""), 0x7acdbb98b1344213ull);
+  EXPECT_EQ(ix::HashKey("a"), 0xaf7be93829797644ull);
+  EXPECT_EQ(ix::HashKey("user000000000001"), 0xcbf60eeb06196396ull);
   EXPECT_NE(ix::HashKey("a"), ix::HashKey("b"));
-  EXPECT_NE(ix::HashKey("abcdefgh"), ix::HashKey("abcdefgh\0"));
+  // Length is mixed in: a trailing NUL changes the hash.
+  EXPECT_NE(ix::HashKey("abcdefgh"), ix::HashKey(std::string("abcdefgh\0", 9)));
   for (int i = 0; i < 100000; i++) {
     EXPECT_NE(ix::Fingerprint(ix::HashKey(std::to_string(i))), 0);
   }
