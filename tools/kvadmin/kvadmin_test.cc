@@ -1,0 +1,119 @@
+// kvadmin end to end: runs the real binary (exit codes, messages) and the
+// command functions.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "commands.h"
+
+namespace kv::kvadmin {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Outcome Kvadmin(const std::string& args) {
+  const std::string cmd = std::string(KVADMIN_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+class KvadminTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/rpkv-kvadmin-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    pool_ = dir_ + "/pool";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+  std::string pool_;
+};
+
+TEST(ParseSizeTest, UnitsAndErrors) {
+  EXPECT_EQ(ParseSize("4096").value(), 4096u);
+  EXPECT_EQ(ParseSize("64K").value(), 65536u);
+  EXPECT_EQ(ParseSize("16m").value(), 16u << 20);
+  EXPECT_EQ(ParseSize("1GiB").value(), 1u << 30);
+  EXPECT_EQ(ParseSize("2T").value(), 2ull << 40);
+  EXPECT_TRUE(ParseSize("").status().IsInvalidArgument());
+  EXPECT_TRUE(ParseSize("G").status().IsInvalidArgument());
+  EXPECT_TRUE(ParseSize("1X").status().IsInvalidArgument());
+  EXPECT_TRUE(ParseSize("99999999999P").status().IsInvalidArgument());
+}
+
+TEST_F(KvadminTest, HelpAndUsageErrors) {
+  Outcome r = Kvadmin("--help");
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_NE(r.out.find("kvadmin create"), std::string::npos);
+  EXPECT_EQ(Kvadmin("").code, kExitUsage);
+  EXPECT_EQ(Kvadmin("frobnicate --pool=" + pool_).code, kExitUsage);
+  r = Kvadmin("create --pool=" + pool_);
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.out.find("--size"), std::string::npos);
+  r = Kvadmin("create --pool=" + pool_ + " --size=12Q");
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.out.find("unknown unit"), std::string::npos);
+}
+
+TEST_F(KvadminTest, CreateKeyspacesInfoCheck) {
+  Outcome r = Kvadmin("create --pool=" + pool_ + " --size=64M");
+  ASSERT_EQ(r.code, kExitOk) << r.out;
+  r = Kvadmin("create --pool=" + pool_ + " --size=64M");
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_NE(r.out.find("File exists"), std::string::npos) << r.out;
+  r = Kvadmin(
+      "keyspace create --pool=" + pool_ +
+      " --name=users --log_size=16M --segment_size=1M --max_value_size=64K");
+  ASSERT_EQ(r.code, kExitOk) << r.out;
+  r = Kvadmin("keyspace create --pool=" + pool_ + " --name='bad name'");
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_NE(r.out.find("invalid_argument"), std::string::npos) << r.out;
+  r = Kvadmin("keyspace list --pool=" + pool_);
+  ASSERT_EQ(r.code, kExitOk);
+  EXPECT_NE(r.out.find("users"), std::string::npos);
+  r = Kvadmin("info --pool=" + pool_);
+  ASSERT_EQ(r.code, kExitOk) << r.out;
+  EXPECT_NE(r.out.find("granularity:    page"), std::string::npos) << r.out;
+  r = Kvadmin("check --pool=" + pool_);
+  EXPECT_EQ(r.code, kExitOk) << r.out;
+  r = Kvadmin("keyspace drop --pool=" + pool_ + " --name=users");
+  EXPECT_EQ(r.code, kExitOk) << r.out;
+  r = Kvadmin("keyspace drop --pool=" + pool_ + " --name=users");
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_NE(r.out.find("not_found"), std::string::npos);
+}
+
+TEST_F(KvadminTest, CheckAndInfoReportCorruption) {
+  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=16M").code, kExitOk);
+  {
+    std::fstream f(pool_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0);
+    f.write("XXXXXXXX", 8);
+    f.seekp(4096);
+    f.write("XXXXXXXX", 8);
+  }
+  Outcome r = Kvadmin("check --pool=" + pool_);
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_NE(r.out.find("corruption: superblock: bad magic"), std::string::npos)
+      << r.out;
+  r = Kvadmin("info --pool=" + dir_ + "/missing");
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_NE(r.out.find("not_found"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace kv::kvadmin

@@ -1,0 +1,130 @@
+// kvadmin — pool administration.
+//
+//   kvadmin create   --pool=PATH --size=SIZE
+//   kvadmin info     --pool=PATH
+//   kvadmin check    --pool=PATH
+//   kvadmin keyspace create --pool=PATH --name=NAME [options]
+//   kvadmin keyspace drop   --pool=PATH --name=NAME
+//   kvadmin keyspace list   --pool=PATH
+//
+// Exit codes: 0 ok, 1 the operation failed, 2 usage error, 3 check found
+// problems.
+#include <gflags/gflags.h>
+
+#include <cstring>
+#include <iostream>
+
+#include "commands.h"
+
+DEFINE_string(pool, "", "pool file or DAX device");
+DEFINE_string(size, "", "pool size for create: bytes or with K/M/G/T suffix");
+DEFINE_string(name, "", "keyspace name: 1..63 bytes of [A-Za-z0-9_.-]");
+DEFINE_uint64(index_capacity, 65536,
+              "keyspace create: keys the index is sized for");
+DEFINE_string(segment_size, "4M", "keyspace create: log segment size");
+DEFINE_string(log_size, "0",
+              "keyspace create: log size (0 = the largest free extent)");
+DEFINE_string(max_value_size, "1M", "keyspace create: largest value accepted");
+
+namespace {
+
+constexpr const char* kUsage =
+    "kvadmin — create, inspect and check rpkv pools; manage keyspaces.\n"
+    "\n"
+    "usage:\n"
+    "  kvadmin create   --pool=PATH --size=SIZE     create a pool file "
+    "(sparse)\n"
+    "  kvadmin info     --pool=PATH                 geometry, keyspaces, "
+    "stats\n"
+    "  kvadmin check    --pool=PATH                 verify every slot and "
+    "record\n"
+    "  kvadmin keyspace create --pool=PATH --name=NAME [--index_capacity=N]\n"
+    "                   [--segment_size=SIZE] [--log_size=SIZE] "
+    "[--max_value_size=SIZE]\n"
+    "  kvadmin keyspace drop   --pool=PATH --name=NAME\n"
+    "  kvadmin keyspace list   --pool=PATH\n"
+    "\n"
+    "SIZE: bytes, or with a K/M/G/T suffix (binary), e.g. 1G.\n"
+    "exit codes: 0 ok, 1 operation failed, 2 usage error, 3 check found "
+    "problems\n";
+
+int Usage(const std::string& why) {
+  std::cerr << "kvadmin: " << why << "\n\n" << kUsage;
+  return kv::kvadmin::kExitUsage;
+}
+
+bool SizeFlag(const std::string& flag, const std::string& text, uint64_t* out,
+              std::string* why) {
+  auto v = kv::kvadmin::ParseSize(text);
+  if (!v.ok()) {
+    *why = "--" + flag + ": " + v.status().message();
+    return false;
+  }
+  *out = *v;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ||
+        !strcmp(argv[i], "help") || !strcmp(argv[i], "-help")) {
+      std::cout << kUsage;
+      return kv::kvadmin::kExitOk;
+    }
+  }
+  gflags::SetUsageMessage(kUsage);
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (argc < 2) return Usage("missing command");
+  const std::string cmd = argv[1];
+  using namespace kv::kvadmin;
+  if (cmd == "create") {
+    if (argc != 2)
+      return Usage("unexpected argument '" + std::string(argv[2]) + "'");
+    if (FLAGS_pool.empty()) return Usage("create needs --pool=PATH");
+    if (FLAGS_size.empty()) return Usage("create needs --size=SIZE (e.g. 1G)");
+    uint64_t size;
+    std::string why;
+    if (!SizeFlag("size", FLAGS_size, &size, &why)) return Usage(why);
+    return CreatePool(FLAGS_pool, size, std::cout, std::cerr);
+  }
+  if (cmd == "info" || cmd == "check") {
+    if (argc != 2)
+      return Usage("unexpected argument '" + std::string(argv[2]) + "'");
+    if (FLAGS_pool.empty()) return Usage(cmd + " needs --pool=PATH");
+    return cmd == "info" ? Info(FLAGS_pool, std::cout, std::cerr)
+                         : Check(FLAGS_pool, std::cout, std::cerr);
+  }
+  if (cmd == "keyspace") {
+    if (argc != 3) return Usage("keyspace needs one of: create, drop, list");
+    const std::string sub = argv[2];
+    if (FLAGS_pool.empty())
+      return Usage("keyspace " + sub + " needs --pool=PATH");
+    if (sub == "list") return KeyspaceList(FLAGS_pool, std::cout, std::cerr);
+    if (sub != "create" && sub != "drop") {
+      return Usage("unknown keyspace command '" + sub + "'");
+    }
+    if (FLAGS_name.empty())
+      return Usage("keyspace " + sub + " needs --name=NAME");
+    if (sub == "drop")
+      return KeyspaceDrop(FLAGS_pool, FLAGS_name, std::cout, std::cerr);
+    kv::store::KeyspaceOptions o;
+    uint64_t seg, log, maxv;
+    std::string why;
+    if (!SizeFlag("segment_size", FLAGS_segment_size, &seg, &why) ||
+        !SizeFlag("log_size", FLAGS_log_size, &log, &why) ||
+        !SizeFlag("max_value_size", FLAGS_max_value_size, &maxv, &why)) {
+      return Usage(why);
+    }
+    if (seg > UINT32_MAX || maxv > UINT32_MAX) {
+      return Usage("--segment_size / --max_value_size too large");
+    }
+    o.index_capacity = FLAGS_index_capacity;
+    o.segment_size = static_cast<uint32_t>(seg);
+    o.log_size = log;
+    o.max_value_size = static_cast<uint32_t>(maxv);
+    return KeyspaceCreate(FLAGS_pool, FLAGS_name, o, std::cout, std::cerr);
+  }
+  return Usage("unknown command '" + cmd + "'");
+}
