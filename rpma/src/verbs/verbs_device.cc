@@ -45,7 +45,10 @@ std::unordered_map<ibv_context*, VerbsDevice*>& Devices() {
 int ContextForAddress(const char* addr, bool local, ibv_context** out) {
   rdma_addrinfo* res = nullptr;
   int rc = ResolveAddrInfo(addr, nullptr, /*passive=*/local, &res);
-  if (rc != 0) return rc;
+  // Anything but a bad name or no memory means librdmacm cannot serve the
+  // address (no rdma_cm device, module not loaded): no verbs device.
+  if (rc == -EINVAL || rc == -ENOMEM) return rc;
+  if (rc != 0) return -ENODEV;
   const sockaddr* sa = local ? res->ai_src_addr : res->ai_dst_addr;
   if (sa == nullptr || IsLoopback(sa)) {
     rdma_freeaddrinfo(res);

@@ -1,5 +1,6 @@
 #include "verbs/verbs_pd.h"
 
+#include <netdb.h>
 #include <rdma/rdma_cma.h>
 
 #include <cerrno>
@@ -123,9 +124,12 @@ int ResolveAddrInfo(const char* addr, const char* port, bool passive,
   errno = 0;
   int rc = rdma_getaddrinfo(addr, port, &hints, out);
   if (rc == 0) return 0;
-  // -1 + errno is librdmacm's own failure; other values are EAI_* codes.
+  // -1 + errno is librdmacm's own failure (e.g. ENODEV from ucma_init()
+  // when no rdma_cm device exists; EAI_BADFLAGS, also -1, cannot happen with
+  // these hints); other values are getaddrinfo()'s EAI_* codes.
   const int e = errno;
-  if (rc == -1 && (e == ENODEV || e == ENOMEM)) return -e;
+  if (rc == -1) return NegErrno(-1, e);
+  if (rc == EAI_MEMORY) return -ENOMEM;
   return -EINVAL;
 }
 

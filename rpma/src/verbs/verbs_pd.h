@@ -72,9 +72,9 @@ class VerbsPd final : public Pd {
   struct ibv_pd* const pd_;
 };
 
-// rdma_getaddrinfo() with RC / RDMA_PS_TCP hints, errors as negative errno
-// (-EINVAL when the name does not resolve). Shared by Listen and
-// CreateActiveId.
+// rdma_getaddrinfo() with RC / RDMA_PS_TCP hints. -EINVAL when addr is null
+// or does not resolve, -ENOMEM, or librdmacm's own -errno (-ENODEV when it
+// finds no RDMA device). Shared by device lookup, Listen and CreateActiveId.
 int ResolveAddrInfo(const char* addr, const char* port, bool passive,
                     struct rdma_addrinfo** out);
 
