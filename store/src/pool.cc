@@ -242,9 +242,7 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
                            std::to_string(largest));
   }
   // Index zeroed and durable before the entry that makes it reachable.
-  uint8_t* index = mapping_->base() + region;
-  std::memset(index, 0, index_bytes);
-  mapping_->persister()->Persist(index, index_bytes);
+  KV_RETURN_IF_ERROR(mapping_->Zero(region, index_bytes));
 
   pf::CatalogEntry e{};
   e.state = kLive;

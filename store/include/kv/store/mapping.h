@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,14 @@ class Mapping {
   virtual bool read_only() const { return false; }
   // "page" or "cache line" (or "byte"): what a persist costs.
   virtual std::string granularity() const = 0;
+  // Makes [offset, offset + len) read as zeros, durably. The default
+  // stores zeros and persists them; a file mapping may punch a hole
+  // instead (no data written). offset and len are 4 KiB aligned.
+  virtual Status Zero(uint64_t offset, uint64_t len) {
+    std::memset(base() + offset, 0, len);
+    persister()->Persist(base() + offset, len);
+    return Status::Ok();
+  }
 };
 
 // Heap bytes (64-byte aligned) with a caller-chosen Persister. With a null

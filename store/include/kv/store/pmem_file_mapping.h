@@ -36,6 +36,10 @@ class PmemFileMapping : public Mapping {
   Persister* persister() override;
   bool read_only() const override { return read_only_; }
   std::string granularity() const override;
+  // On a regular file: punches a hole (the blocks are released and read
+  // back as zeros) and fsyncs, falling back to storing zeros where the
+  // file system or device cannot punch holes.
+  Status Zero(uint64_t offset, uint64_t len) override;
 
  private:
   class Impl;
