@@ -80,24 +80,27 @@ class CrashTest : public ::testing::Test {
       switch (op.kind) {
         case Op::kPut: {
           auto r = writer->Put(op.key, op.value);
-          if (r.ok())
+          if (r.ok()) {
             acked_[op.key] = op.value;
-          else
+          } else {
             ASSERT_TRUE(r.status().IsNoSpace()) << r.status().ToString();
+          }
           break;
         }
         case Op::kDelete: {
           auto r = writer->Delete(op.key);
-          if (r.ok())
+          if (r.ok()) {
             acked_.erase(op.key);
-          else
+          } else {
             ASSERT_TRUE(r.status().IsNoSpace()) << r.status().ToString();
+          }
           break;
         }
         case Op::kClean: {
           auto r = (*ks)->Clean(0.6, 4);
-          if (!r.ok())
+          if (!r.ok()) {
             ASSERT_TRUE(r.status().IsNoSpace()) << r.status().ToString();
+          }
           break;
         }
         case Op::kReturn:

@@ -41,6 +41,32 @@ TEST_F(PoolTest, CreateMakesSparseFileAndReopens) {
   EXPECT_TRUE((*again)->Info().recovery_notes.empty());
 }
 
+TEST_F(PoolTest, TerabytePoolStaysSparse) {
+  const std::string path = dir_.File("big");
+  auto pool = Pool::Create(path, 1ull << 40);
+  ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+  KeyspaceOptions o;
+  o.index_capacity = 1 << 24;  // a 256 MiB index: zeroed by a punched hole
+  auto ks = (*pool)->CreateKeyspace("huge", o);  // log: largest extent
+  ASSERT_TRUE(ks.ok()) << ks.status().ToString();
+  EXPECT_EQ((*ks)->info().log_size, 256ull << 30);  // the per-log limit
+  {
+    Writer w(*ks);
+    ASSERT_TRUE(w.Put("k", "v").ok());
+  }
+  std::string v;
+  ASSERT_TRUE((*ks)->Get("k", &v).ok());
+  EXPECT_EQ(v, "v");
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_LT(st.st_blocks * 512, 64 << 20);
+  ks = Status::NotFound("released");
+  pool = Status::NotFound("closed");
+  auto again = Pool::Open(path);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE((*again)->Check().ok());
+}
+
 TEST_F(PoolTest, RegularFileUsesPageGranularity) {
   auto pool = Pool::Create(dir_.File("p"), 16 << 20);
   ASSERT_TRUE(pool.ok()) << pool.status().ToString();
