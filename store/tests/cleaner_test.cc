@@ -103,5 +103,76 @@ TEST(CleanerTest, FullKeyspaceIsNoSpaceAndStaysConsistent) {
   EXPECT_TRUE(pool->Check().ok());
 }
 
+TEST(CleanerTest, RunsConcurrentlyWithWritersAndReaders) {
+  PoolOptions o;
+  o.grace_period = std::chrono::milliseconds(2);
+  auto pool = MemPool(o);
+  auto ks = pool->CreateKeyspace("ks", SmallKeyspace(512 * 1024)).value();
+  constexpr int kKeys = 60;
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::atomic<uint32_t> cleaned{0};
+  std::thread cleaner([&] {
+    while (!stop.load()) {
+      auto r = ks->Clean(0.7, 4);
+      if (r.ok()) {
+        cleaned += *r;
+      } else if (!r.status().IsNoSpace()) {
+        bad++;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  std::thread reader([&] {
+    std::string v;
+    while (!stop.load()) {
+      for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < kKeys; i++) {
+          const std::string k =
+              "w" + std::to_string(t) + "-" + std::to_string(i);
+          Status st = ks->Get(k, &v);
+          if (st.ok() ? v.rfind(k + "/", 0) != 0 : !st.IsNotFound()) bad++;
+        }
+      }
+    }
+  });
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 2; t++) {
+    writers.emplace_back([&, t] {
+      Writer w(ks);
+      for (int round = 0; round < 40; round++) {
+        for (int i = 0; i < kKeys; i++) {
+          const std::string k =
+              "w" + std::to_string(t) + "-" + std::to_string(i);
+          const std::string v =
+              k + "/" + std::to_string(round) + std::string(150, 'x');
+          Result<CommitResult> r = w.Put(k, v);
+          for (int retry = 0; !r.ok() && r.status().IsNoSpace() && retry < 100;
+               retry++) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            r = w.Put(k, v);
+          }
+          if (!r.ok()) bad++;
+        }
+      }
+    });
+  }
+  for (auto& th : writers) th.join();
+  stop = true;
+  cleaner.join();
+  reader.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(cleaned.load(), 0u);
+  std::string v;
+  for (int t = 0; t < 2; t++) {
+    for (int i = 0; i < kKeys; i++) {
+      const std::string k = "w" + std::to_string(t) + "-" + std::to_string(i);
+      ASSERT_TRUE(ks->Get(k, &v).ok());
+      EXPECT_EQ(v.rfind(k + "/39", 0), 0u) << v.substr(0, 20);
+    }
+  }
+  EXPECT_TRUE(pool->Check().ok());
+}
+
 }  // namespace
 }  // namespace kv::store
