@@ -1,0 +1,155 @@
+// Keyspace::Commit — validation and the slot store that makes a put or
+// delete visible.
+//
+// Crash-consistency order of a commit (see docs/format.md, "Commit"):
+//   1. the writer made the record durable (precondition of Commit);
+//   2. Commit verifies it, then stores the slot with one atomic 8-byte
+//      store and persists it — the commit point;
+//   3. only then is space accounting updated, so a segment is freed (and
+//      eventually overwritten) only after no durable slot points into it.
+#include <string>
+
+#include "kv/index_format.h"
+#include "kv/store/keyspace.h"
+#include "segment_table.h"
+
+namespace kv::store {
+namespace {
+namespace ix = kv::index_format;
+namespace rf = kv::record_format;
+
+uint64_t LoadSlot(const uint64_t* slot) {
+  return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+}
+}  // namespace
+
+bool Keyspace::FindSlot(std::string_view key, uint64_t hash, Found* out) const {
+  const uint64_t home = ix::HomeBucket(hash, bucket_count_);
+  const uint16_t fp = ix::Fingerprint(hash);
+  for (uint64_t b = home; b < home + ix::kProbeBuckets; b++) {
+    uint64_t* bucket = Bucket(b);
+    for (size_t s = 0; s < ix::kSlotsPerBucket; s++) {
+      const uint64_t v = LoadSlot(&bucket[s]);
+      if (v == 0 || ix::UnpackSlot(v).fingerprint != fp) continue;
+      if (!SlotInBounds(v)) continue;
+      const ix::SlotFields f = ix::UnpackSlot(v);
+      rf::RecordView view;
+      const uint8_t* rec = log_ + uint64_t{f.offset_units} * ix::kUnit;
+      if (!rf::VerifyRecord(rec, uint64_t{f.units} * ix::kUnit, id_, &view)
+               .ok() ||
+          view.key != key) {
+        continue;
+      }
+      out->slot = &bucket[s];
+      out->value = v;
+      out->view = view;
+      return true;
+    }
+  }
+  return false;
+}
+
+Status Keyspace::PersistSlot(uint64_t* slot, uint64_t value) {
+  __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+  persister_->Persist(slot, sizeof(*slot));
+  return Status::Ok();
+}
+
+Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
+  if (read_only_) return Status::PermissionDenied("pool opened read-only");
+  if (r.offset % ix::kUnit != 0 || r.length % ix::kUnit != 0 || r.length == 0 ||
+      r.length / ix::kUnit > ix::kMaxRecordUnits) {
+    return Status::InvalidArgument(
+        "commit: offset and length must be non-zero multiples of 64 and a "
+        "record at most 4 MiB (offset " +
+        std::to_string(r.offset) + ", length " + std::to_string(r.length) +
+        ")");
+  }
+  KV_RETURN_IF_ERROR(
+      segments_->ClaimAppend(r.segment, r.grant_id, r.offset, r.length));
+  const uint64_t log_off = uint64_t{r.segment} * segment_size_ + r.offset;
+  rf::RecordView view;
+  Status st = rf::VerifyRecord(log_ + log_off, r.length, id_, &view);
+  if (!st.ok()) return Status::Corruption("commit: " + st.message());
+  if (rf::RecordSize(view.key.size(), view.value.size()) != r.length) {
+    return Status::InvalidArgument(
+        "commit: length " + std::to_string(r.length) +
+        " is not the record's padded size " +
+        std::to_string(rf::RecordSize(view.key.size(), view.value.size())));
+  }
+  if (view.header.key_hash != r.key_hash) {
+    return Status::InvalidArgument(
+        "commit: key hash in the request does not match the record's key");
+  }
+  const bool tombstone = view.tombstone();
+  if (tombstone && !view.value.empty()) {
+    return Status::InvalidArgument("commit: a tombstone carries no value");
+  }
+  if (view.value.size() > max_value_size_) {
+    return Status::InvalidArgument("commit: value of " +
+                                   std::to_string(view.value.size()) +
+                                   " bytes exceeds the keyspace limit of " +
+                                   std::to_string(max_value_size_));
+  }
+
+  const uint64_t hash = view.header.key_hash;
+  const uint64_t home = ix::HomeBucket(hash, bucket_count_);
+  const uint64_t new_slot = ix::PackSlot(
+      {ix::Fingerprint(hash), static_cast<uint16_t>(r.length / ix::kUnit),
+       static_cast<uint32_t>(log_off / ix::kUnit)});
+  CommitResult res;
+  res.tombstone = tombstone;
+  res.committed = {view.header.sequence, log_off, r.length};
+
+  std::lock_guard<std::mutex> lock(StripeFor(home));
+  Found old;
+  const bool exists = FindSlot(view.key, hash, &old);
+  if (exists) {
+    const ix::SlotFields f = ix::UnpackSlot(old.value);
+    res.had_previous = true;
+    res.previous = {old.view.header.sequence,
+                    uint64_t{f.offset_units} * ix::kUnit,
+                    static_cast<uint32_t>(uint64_t{f.units} * ix::kUnit)};
+  }
+  if (tombstone) {
+    if (!exists) return res;
+    KV_RETURN_IF_ERROR(PersistSlot(old.slot, 0));  // commit point
+    keys_.fetch_sub(1);
+  } else if (exists) {
+    KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point
+  } else {
+    // Take an empty slot of the neighbourhood. Writers of other home
+    // buckets (other stripes) may race for the same empty slot, hence CAS;
+    // non-empty slots are only changed under their key's stripe.
+    bool placed = false;
+    for (uint64_t b = home; b < home + ix::kProbeBuckets && !placed; b++) {
+      uint64_t* bucket = Bucket(b);
+      for (size_t s = 0; s < ix::kSlotsPerBucket && !placed; s++) {
+        uint64_t expected = 0;
+        if (__atomic_compare_exchange_n(&bucket[s], &expected, new_slot, false,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+          persister_->Persist(&bucket[s], sizeof(uint64_t));  // commit point
+          placed = true;
+        }
+      }
+    }
+    if (!placed) {
+      return Status::NoSpace(
+          "keyspace '" + name_ + "': index full — the " +
+          std::to_string(ix::kProbeBuckets * ix::kSlotsPerBucket) +
+          " slots this key may use are taken; recreate the keyspace with a "
+          "larger index capacity");
+    }
+    keys_.fetch_add(1);
+  }
+  // Accounting strictly after the persisted slot change.
+  if (!tombstone) segments_->AddLive(r.segment, r.length);
+  if (exists) {
+    segments_->RemoveLive(
+        static_cast<uint32_t>(res.previous.log_offset / segment_size_),
+        res.previous.length);
+  }
+  return res;
+}
+
+}  // namespace kv::store
