@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <libpmem2.h>
 #include <linux/falloc.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -79,6 +80,19 @@ Status ErrnoStatus(const std::string& what, int err) {
   return Status::IoError(m);
 }
 
+// One writer process per pool: an exclusive flock for read-write, shared
+// for read-only (released by the kernel when the process dies).
+Status LockPool(int fd, bool read_only, const std::string& path) {
+  if (flock(fd, (read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) {
+    return Status::Ok();
+  }
+  if (errno == EWOULDBLOCK) {
+    return Status::Busy(path + " is open by another process" +
+                        (read_only ? " for writing" : ""));
+  }
+  return ErrnoStatus("locking " + path, errno);
+}
+
 }  // namespace
 
 PmemFileMapping::PmemFileMapping(std::unique_ptr<Impl> impl, bool read_only)
@@ -90,6 +104,7 @@ Result<std::unique_ptr<PmemFileMapping>> PmemFileMapping::Create(
   auto impl = std::make_unique<Impl>();
   impl->fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (impl->fd_ < 0) return ErrnoStatus("creating " + path, errno);
+  KV_RETURN_IF_ERROR(LockPool(impl->fd_, false, path));
   // ftruncate leaves a sparse file: nothing is zeroed up front.
   if (ftruncate(impl->fd_, static_cast<off_t>(size)) != 0) {
     const int err = errno;
@@ -112,6 +127,7 @@ Result<std::unique_ptr<PmemFileMapping>> PmemFileMapping::Open(
   auto impl = std::make_unique<Impl>();
   impl->fd_ = open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
   if (impl->fd_ < 0) return ErrnoStatus("opening " + path, errno);
+  KV_RETURN_IF_ERROR(LockPool(impl->fd_, read_only, path));
   struct stat sb;
   if (fstat(impl->fd_, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0) {
     return Status::Corruption(path + ": empty file, not a pool");

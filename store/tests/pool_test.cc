@@ -94,6 +94,22 @@ TEST_F(PoolTest, CreateRefusesExistingFile) {
   EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
 }
 
+TEST_F(PoolTest, OnlyOneWriterMayOpenAPool) {
+  const std::string path = dir_.File("p");
+  auto pool = Pool::Create(path, 16 << 20);
+  ASSERT_TRUE(pool.ok());
+  EXPECT_EQ(Pool::Open(path).status().code(), StatusCode::kBusy);
+  PoolOptions ro;
+  ro.read_only = true;
+  EXPECT_EQ(Pool::Open(path, ro).status().code(), StatusCode::kBusy);
+  pool = Status::NotFound("closed");
+  auto reader = Pool::Open(path, ro);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto reader2 = Pool::Open(path, ro);  // readers share
+  EXPECT_TRUE(reader2.ok()) << reader2.status().ToString();
+  EXPECT_EQ(Pool::Open(path).status().code(), StatusCode::kBusy);
+}
+
 TEST_F(PoolTest, OpenMissingFileIsNotFound) {
   EXPECT_TRUE(Pool::Open(dir_.File("nope")).status().IsNotFound());
 }

@@ -25,8 +25,11 @@ class PmemFileMapping : public Mapping {
   // libpmem2 — the message carries libpmem2's).
   static Result<std::unique_ptr<PmemFileMapping>> Create(
       const std::string& path, uint64_t size);
-  // Maps an existing file or device. Errors: not_found (no such file),
-  // permission_denied, io_error (libpmem2 refused it).
+  // Maps an existing file or device, holding an flock on it (exclusive,
+  // or shared when read_only) for the mapping's lifetime. Errors:
+  // not_found (no such file), busy (another process has it open for
+  // writing, or any process when opening for writing), permission_denied,
+  // io_error (libpmem2 refused it).
   static Result<std::unique_ptr<PmemFileMapping>> Open(const std::string& path,
                                                        bool read_only);
   ~PmemFileMapping() override;

@@ -49,8 +49,8 @@ class Pool {
                                               uint64_t size,
                                               const PoolOptions& options = {});
   // Opens (recovers) an existing pool. Errors: not_found, permission_denied,
-  // io_error, corruption (naming what is wrong: magic, version, checksum,
-  // size, catalog geometry).
+  // busy (open for writing elsewhere), io_error, corruption (naming what is
+  // wrong: magic, version, checksum, size, catalog geometry).
   static Result<std::unique_ptr<Pool>> Open(const std::string& path,
                                             const PoolOptions& options = {});
   // The same over any Mapping (tests, the persistence tracker, the fuzzer).
