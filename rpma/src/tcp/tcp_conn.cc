@@ -30,6 +30,12 @@ constexpr int kMaxReadsPerEvent = 16;     // fairness between connections
 constexpr int64_t kHandshakeMs = 3000;    // passive: the hello must come
 constexpr int64_t kAcceptWaitMs = 30000;  // active: the server app decides
 constexpr int64_t kDisconnectWaitMs = 1000;
+// Stop reading requests while this many frames wait to be sent: a peer
+// that floods requests without reading responses cannot grow our memory.
+// Honest peers stay far below (bounded by their send queue size); the
+// bound is in frames, not bytes, so two peers reading large ranges from
+// each other never both stop reading.
+constexpr size_t kMaxOutFrames = 65536;
 }  // namespace
 
 TcpConn::TcpConn(Engine* engine, MrTable* mrs)
@@ -177,7 +183,7 @@ int TcpConn::Reject() {
   if (state_ != State::kRequested) return -EINVAL;
   FrameHeader h;
   h.type = kFrameReject;
-  Queue(h, nullptr, 0, false);
+  Queue(h, nullptr, 0);
   FlushOut();
   Close();
   return 0;
@@ -191,7 +197,7 @@ int TcpConn::Disconnect() {
       // As rdma_disconnect: the QP goes to error (outstanding WRs flush).
       if (qp_ != nullptr) qp_->EnterError();
       h.type = kFrameDisconnect;
-      Queue(h, nullptr, 0, false);
+      Queue(h, nullptr, 0);
       FlushOut();
       state_ = State::kDisconnecting;
       deadline_ms_ = NowMs() + kDisconnectWaitMs;
@@ -207,7 +213,7 @@ int TcpConn::Disconnect() {
       return 0;
     case State::kRequested:
       h.type = kFrameReject;
-      Queue(h, nullptr, 0, false);
+      Queue(h, nullptr, 0);
       FlushOut();
       Close();
       return 0;
@@ -225,7 +231,7 @@ void TcpConn::DetachId() {
   if (state_ == State::kEstablished) h.type = kFrameDisconnect;
   if (state_ == State::kRequested) h.type = kFrameReject;
   if (h.type != 0) {
-    Queue(h, nullptr, 0, false);
+    Queue(h, nullptr, 0);
     FlushOut();  // best effort, never waits
   }
   Close();
@@ -249,6 +255,8 @@ void TcpConn::Close() {
   state_ = State::kClosed;
   deadline_ms_ = 0;
   out_.clear();
+  out_target_ = 0;
+  out_requests_ = 0;
   listener_.reset();
   dst_mr_.reset();
   dst_ = nullptr;
@@ -295,11 +303,24 @@ void TcpConn::OnEvent(uint32_t events) {
     }
     return;
   }
-  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ReadInput();
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || in_end_ > in_start_) {
+    if (InputAllowed()) ReadInput();
+  }
+}
+
+bool TcpConn::InputAllowed() const {
+  return !rnr_blocked_ && out_.size() < kMaxOutFrames;
 }
 
 void TcpConn::OnTick(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (rnr_blocked_ && fd_ >= 0) {
+    // Safety net for a receive posted without a kick (see TakeRecvOrWait).
+    rnr_blocked_ = false;
+    engine_->AddRnrWaiter(-1);
+    ReadInput();
+  }
+  if (fd_ >= 0 && !out_.empty()) FlushOut();  // deferred posts, at worst
   if (fd_ < 0 || deadline_ms_ == 0 || now_ms < deadline_ms_) return;
   switch (state_) {
     case State::kConnecting:
@@ -332,7 +353,7 @@ void TcpConn::OnKick() {
 
 void TcpConn::UpdateInterest() {
   if (fd_ < 0 || state_ == State::kConnecting) return;
-  uint32_t want = rnr_blocked_ ? EPOLLRDHUP : EPOLLIN;
+  uint32_t want = InputAllowed() ? EPOLLIN : EPOLLRDHUP;
   if (!out_.empty()) want |= EPOLLOUT;
   if (want != interest_) {
     engine_->Modify(fd_, hid_, want);
@@ -343,13 +364,14 @@ void TcpConn::UpdateInterest() {
 void TcpConn::ReadInput() {
   // Target memory is touched only under the rkey table's shared lock.
   std::shared_lock<std::shared_mutex> mr_lock(mrs_->mu());
+  mr_lock_held_ = true;
   if (dst_mr_ && dst_mr_->dead) {  // deregistered mid-payload
     dst_ = nullptr;
     dst_mr_.reset();
     cur_status_ = kRespRemoteAccess;
   }
   Process();
-  for (int i = 0; i < kMaxReadsPerEvent && fd_ >= 0 && !rnr_blocked_; ++i) {
+  for (int i = 0; i < kMaxReadsPerEvent && fd_ >= 0 && InputAllowed(); ++i) {
     ssize_t n;
     size_t asked;
     if (in_payload_ && dst_ != nullptr && remaining_ >= kDirectMin &&
@@ -382,25 +404,26 @@ void TcpConn::ReadInput() {
     }
     if (n == 0) {
       OnPeerGone(false, "connection closed by peer");
-      return;
+      break;
     }
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
       OnPeerGone(false, std::strerror(errno));
-      return;
+      break;
     }
     Process();
     if (static_cast<size_t>(n) < asked) break;  // drained the socket
   }
   // One batched write of every response produced above.
   FlushOut();
-  ReleaseTargetMemory();
+  mr_lock_held_ = false;
 }
 
 void TcpConn::Process() {
   while (fd_ >= 0 && !rnr_blocked_) {
     size_t avail = in_end_ - in_start_;
     if (!in_payload_) {
+      if (!InputAllowed()) return;  // resumed when the backlog drains
       FrameHeader h;
       const char* why = "";
       ParseResult r = ParseHeader(in_.data() + in_start_, avail, &h, &why);
@@ -476,7 +499,7 @@ bool TcpConn::HandleCm(const FrameHeader& h) {
         if (qp_ != nullptr) qp_->EnterError();
         FrameHeader d;
         d.type = kFrameDisconnect;
-        Queue(d, nullptr, 0, false);
+        Queue(d, nullptr, 0);
         FlushOut();
         Close();
         Emit(CmEventType::kDisconnected);
@@ -526,7 +549,7 @@ void TcpConn::OnHello() {
   // server application) is bounded by the client's connect timeout.
   FrameHeader ack;
   ack.type = kFrameHelloAck;
-  Queue(ack, nullptr, 0, false);
+  Queue(ack, nullptr, 0);
   auto id = std::make_unique<TcpCmId>(shared_from_this());
   id_ = id.get();
   state_ = State::kRequested;
@@ -544,19 +567,20 @@ void TcpConn::OnHello() {
     id_ = nullptr;
     FrameHeader rj;
     rj.type = kFrameReject;
-    Queue(rj, nullptr, 0, false);
+    Queue(rj, nullptr, 0);
     FlushOut();
     Close();
   }
 }
 
 void TcpConn::Queue(const FrameHeader& h, const void* payload, size_t len,
-                    bool target_mem) {
+                    std::shared_ptr<MrEntry> mr) {
   OutFrame& f = out_.emplace_back();
   EncodeHeader(h, f.hdr);
   f.payload = static_cast<const uint8_t*>(payload);
   f.payload_len = len;
-  f.target_mem = target_mem;
+  if (mr != nullptr) ++out_target_;
+  f.mr = std::move(mr);
 }
 
 void TcpConn::QueueOwned(const FrameHeader& h, const void* payload,
@@ -570,8 +594,20 @@ void TcpConn::QueueOwned(const FrameHeader& h, const void* payload,
 }
 
 void TcpConn::FlushOut() {
+  if (out_target_ > 0 && !mr_lock_held_) {
+    std::shared_lock<std::shared_mutex> mr_lock(mrs_->mu());
+    mr_lock_held_ = true;
+    FlushOutLocked();
+    mr_lock_held_ = false;
+  } else {
+    FlushOutLocked();
+  }
+}
+
+void TcpConn::FlushOutLocked() {
   if (fd_ < 0 || broken_) {
     out_.clear();
+    out_target_ = 0;
     return;
   }
   constexpr int kMaxIov = 64;
@@ -581,6 +617,12 @@ void TcpConn::FlushOut() {
     size_t total = 0;
     for (const OutFrame& f : out_) {
       if (n + 2 > kMaxIov) break;
+      if (f.mr != nullptr && f.mr->dead) {
+        // Deregistered while its READ response was still queued: the
+        // response cannot be completed, so the connection fails.
+        OnPeerGone(true, "region deregistered during a remote read");
+        return;
+      }
       if (f.sent < kHeaderSize) {
         iov[n++] = {const_cast<uint8_t*>(f.hdr) + f.sent, kHeaderSize - f.sent};
         total += kHeaderSize - f.sent;
@@ -604,6 +646,8 @@ void TcpConn::FlushOut() {
         // The reader sees the reset or EOF and tears the connection down.
         broken_ = true;
         out_.clear();
+        out_target_ = 0;
+        out_requests_ = 0;
       }
       break;
     }
@@ -613,6 +657,8 @@ void TcpConn::FlushOut() {
       size_t rem = kHeaderSize + f.payload_len - f.sent;
       if (left >= rem) {
         left -= rem;
+        if (f.mr != nullptr) --out_target_;
+        if (f.request) --out_requests_;
         out_.pop_front();
       } else {
         f.sent += left;
@@ -622,21 +668,6 @@ void TcpConn::FlushOut() {
     if (static_cast<size_t>(w) < total) break;
   }
   UpdateInterest();
-}
-
-void TcpConn::ReleaseTargetMemory() {
-  // The socket could not take a whole read response: the unsent part of
-  // target memory is copied before the rkey lock is dropped, so a later
-  // deregistration never races with this connection's writer.
-  for (OutFrame& f : out_) {
-    if (!f.target_mem) continue;
-    size_t done = f.sent > kHeaderSize ? f.sent - kHeaderSize : 0;
-    f.own.assign(f.payload + done, f.payload + f.payload_len);
-    f.payload = f.own.data();
-    f.payload_len = f.own.size();
-    f.sent = std::min(f.sent, kHeaderSize);
-    f.target_mem = false;
-  }
 }
 
 }  // namespace rpma::prov::tcp

@@ -79,15 +79,17 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
  private:
   // One frame in the output queue. The payload is sent from `payload`
   // directly: the initiator's posted sge (owned by the provider until
-  // completion), the target's registered memory (only while the engine
-  // holds MrTable::mu(); see ReleaseTargetMemory), or `own`.
+  // completion), `own`, or the target's registered memory `mr` (a READ
+  // response; sent only under MrTable::mu() after checking the region is
+  // still registered, never copied).
   struct OutFrame {
     uint8_t hdr[kHeaderSize];
     const uint8_t* payload = nullptr;
     size_t payload_len = 0;
     size_t sent = 0;
-    bool target_mem = false;
+    std::shared_ptr<MrEntry> mr;
     std::vector<uint8_t> own;
+    bool request = false;  // counts in out_requests_
   };
 
   // --- CM / I/O (tcp_conn.cc) ---
@@ -103,10 +105,11 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
   void ProtocolError(const char* why);
   void Close();
   void Queue(const FrameHeader& h, const void* payload, size_t len,
-             bool target_mem);
+             std::shared_ptr<MrEntry> mr = nullptr);
   void QueueOwned(const FrameHeader& h, const void* payload, size_t len);
-  void FlushOut();
-  void ReleaseTargetMemory();
+  void FlushOut();  // takes MrTable::mu() when target memory is queued
+  void FlushOutLocked();
+  bool InputAllowed() const;
   void UpdateInterest();
   void ExpectPayload(uint8_t* dst, size_t len);
 
@@ -115,7 +118,8 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
   void FinishRequest();
   bool HandleResp(const FrameHeader& h);
   void FinishResp();
-  void Respond(uint64_t status, const void* payload = nullptr, size_t len = 0);
+  void Respond(uint64_t status, const void* payload = nullptr, size_t len = 0,
+               std::shared_ptr<MrEntry> mr = nullptr);
   void TargetError(uint64_t status);
   bool TakeRecvOrWait(RecvWr* out);
   uint64_t ExecuteFlush(const FrameHeader& h);
@@ -158,7 +162,10 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
 
   // Output.
   std::deque<OutFrame> out_;
-  bool broken_ = false;  // send side failed; the reader will see the end
+  size_t out_target_ = 0;      // frames of out_ with `mr` set
+  bool mr_lock_held_ = false;  // ReadInput holds MrTable::mu() shared
+  bool broken_ = false;        // send side failed; the reader sees the end
+  size_t out_requests_ = 0;    // our requests still (partly) in out_
 };
 
 }  // namespace rpma::prov::tcp

@@ -19,6 +19,12 @@ namespace rpma::prov::tcp {
 namespace {
 
 constexpr uint32_t kMaxInline = 64;
+// With more requests than this on the wire, a post only queues its frame:
+// the engine sends it with the next batch it writes after reading the
+// responses that are surely coming (one sendmsg for many posts), or at the
+// next tick at worst. Below it, the poster writes itself: no delay on the
+// latency path (QD 1-4, e.g. write + flush).
+constexpr size_t kDeferAbove = 4;
 
 enum ibv_wc_status WcStatus(uint64_t resp) {
   switch (resp) {
@@ -118,10 +124,13 @@ int TcpConn::PostSend(TcpQp* qp, const SendWr& wr) {
     QueueOwned(h, payload, len);
   } else {
     // Zero copy: the sge stays the provider's until the completion.
-    Queue(h, payload, len, false);
+    Queue(h, payload, len);
   }
+  out_.back().request = true;
+  ++out_requests_;
+  size_t on_wire = qp->pending_.size() - (out_requests_ - 1);
   qp->pending_.push_back(p);
-  FlushOut();
+  if (on_wire <= kDeferAbove) FlushOut();
   return 0;
 }
 
@@ -200,12 +209,13 @@ bool TcpConn::TakeRecvOrWait(RecvWr* out) {
   return false;  // RNR: stays counted until the connection is unblocked
 }
 
-void TcpConn::Respond(uint64_t status, const void* payload, size_t len) {
+void TcpConn::Respond(uint64_t status, const void* payload, size_t len,
+                      std::shared_ptr<MrEntry> mr) {
   FrameHeader r;
   r.type = kFrameResp;
   r.value = status;
   r.length = static_cast<uint32_t>(len);
-  Queue(r, payload, len, payload != nullptr);
+  Queue(r, payload, len, std::move(mr));
 }
 
 void TcpConn::TargetError(uint64_t status) {
@@ -270,13 +280,17 @@ bool TcpConn::HandleRequest(const FrameHeader& h) {
       return true;
     }
     case kFrameRead: {
-      if (check(h.value, kAccessRemoteRead) == nullptr) {
+      std::shared_ptr<MrEntry> e = check(h.value, kAccessRemoteRead);
+      if (e == nullptr) {
         TargetError(kRespRemoteAccess);
         return true;
       }
-      // Sent from registered memory by the batched writev after this
-      // batch (see ReleaseTargetMemory for the backpressure case).
-      Respond(kRespOk, h.value > 0 ? Ptr(h.addr) : nullptr, h.value);
+      // Sent straight from registered memory by the batched sendmsg.
+      if (h.value == 0) {
+        Respond(kRespOk);
+      } else {
+        Respond(kRespOk, Ptr(h.addr), h.value, std::move(e));
+      }
       return true;
     }
     case kFrameAtomicWrite: {
