@@ -2,8 +2,11 @@
 // violations, RC ordering, RNR, SRQ routing, queue sizes and channels.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 
+#include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "tcp_test_util.h"
 
@@ -485,6 +488,169 @@ TEST_F(TcpDataTest, CompletionChannelFiresOnceWhenArmed) {
   p.server.id.reset();
   p.client.rcq.reset();
   ch.reset();
+}
+
+TEST_F(TcpDataTest, DeepQueuesCompleteInOrderWithTheirData) {
+  // More than the immediate-send threshold in flight: later posts ride on
+  // the engine's batched writes.
+  Pair p;
+  p.Connect(/*sq=*/128, /*rq=*/4);
+  std::unique_ptr<Mr> tmr, lmr;
+  for (size_t i = 0; i < target_.size(); ++i)
+    target_[i] = static_cast<uint8_t>(i);
+  ASSERT_EQ(p.server.pd->RegMr(target_.data(), target_.size(), kAll, &tmr), 0);
+  ASSERT_EQ(p.client.pd->RegMr(local_.data(), local_.size(), kAll, &lmr), 0);
+  std::fill(local_.begin(), local_.end(), 0);
+  uint64_t next = 0, done = 0;
+  auto post = [&](uint64_t i) {
+    SendWr w;
+    w.opcode = Opcode::kRead;
+    w.wr_id = i;
+    w.signaled = true;
+    size_t slot = i % 128;
+    w.sge = {local_.data() + slot * 64, 64, lmr->lkey()};
+    w.remote_addr = reinterpret_cast<uint64_t>(target_.data()) + slot * 64;
+    w.rkey = tmr->rkey();
+    return p.client.qp()->PostSend(w);
+  };
+  for (; next < 100; ++next) ASSERT_EQ(post(next), 0);
+  int64_t end = NowMs() + 10000;
+  while (done < 5000 && NowMs() < end) {
+    ibv_wc wc[32];
+    int n = p.client.cq->Poll(32, wc);
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS);
+      ASSERT_EQ(wc[i].wr_id, done);  // RC: completions in posting order
+      ++done;
+      if (next < 5000) ASSERT_EQ(post(next++), 0);
+    }
+  }
+  EXPECT_EQ(done, 5000u);
+  EXPECT_EQ(std::memcmp(local_.data(), target_.data(), 128 * 64), 0);
+}
+
+TEST(TcpMtTest, ManyConnectionsOfOnePeerFromManyThreads) {
+  constexpr int kThreads = 4;
+  Side server;
+  server.Init();
+  std::unique_ptr<CmChannel> lch;
+  std::unique_ptr<Listener> listener;
+  ASSERT_EQ(server.pd->CreateCmChannel(&lch), 0);
+  std::string port = NextPort();
+  ASSERT_EQ(server.pd->Listen("127.0.0.1", port.c_str(), lch.get(), &listener),
+            0);
+  std::vector<uint8_t> target(kThreads * 4096, 0);
+  std::unique_ptr<Mr> tmr;
+  ASSERT_EQ(server.pd->RegMr(target.data(), target.size(), kAll, &tmr), 0);
+  // The server accepts everything from its own thread.
+  std::atomic<bool> stop{false};
+  std::vector<std::unique_ptr<CmId>> sids;
+  std::unique_ptr<Cq> scq;
+  ASSERT_EQ(server.pd->CreateCq(256, nullptr, &scq), 0);
+  std::thread acceptor([&] {
+    while (!stop) {
+      CmEvent req;
+      if (!NextEvent(lch.get(), &req, 100)) continue;
+      if (req.type != CmEventType::kConnectRequest) continue;
+      QpInit init;
+      init.send_cq = scq.get();
+      init.recv_cq = scq.get();
+      if (req.new_id->CreateQp(init) == 0 &&
+          req.new_id->Migrate(server.ch.get()) == 0 &&
+          req.new_id->Accept(nullptr, 0) == 0) {
+        sids.push_back(std::move(req.new_id));
+      }
+    }
+  });
+  // One client Pd (one peer), a connection per thread.
+  std::unique_ptr<Pd> cpd;
+  ASSERT_EQ(Dev()->AllocPd(&cpd), 0);
+  std::atomic<int> ok{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      std::unique_ptr<CmChannel> ch;
+      std::unique_ptr<Cq> cq;
+      std::unique_ptr<CmId> id;
+      std::vector<uint8_t> buf(4096, static_cast<uint8_t>(t + 1));
+      std::unique_ptr<Mr> mr;
+      if (cpd->CreateCmChannel(&ch) || cpd->CreateCq(64, nullptr, &cq) ||
+          cpd->RegMr(buf.data(), buf.size(), kAll, &mr) ||
+          cpd->CreateActiveId("127.0.0.1", port.c_str(), 2000, &id)) {
+        return;
+      }
+      QpInit init;
+      init.send_cq = cq.get();
+      init.recv_cq = cq.get();
+      CmEvent ev;
+      if (id->CreateQp(init) || id->Migrate(ch.get()) ||
+          id->Connect(nullptr, 0) || !NextEvent(ch.get(), &ev) ||
+          ev.type != CmEventType::kEstablished) {
+        return;
+      }
+      int good = 0;
+      for (int i = 0; i < 200; ++i) {
+        SendWr w;
+        w.opcode = (i % 2) ? Opcode::kRead : Opcode::kWrite;
+        w.signaled = true;
+        w.sge = {buf.data(), 4096, mr->lkey()};
+        w.remote_addr = reinterpret_cast<uint64_t>(target.data()) + t * 4096;
+        w.rkey = tmr->rkey();
+        if (id->qp()->PostSend(w) != 0) break;
+        auto wc = PollN(cq.get(), 1);
+        if (wc.size() == 1 && wc[0].status == IBV_WC_SUCCESS) ++good;
+      }
+      if (good == 200 &&
+          buf == std::vector<uint8_t>(4096, static_cast<uint8_t>(t + 1))) {
+        ++ok;
+      }
+      id.reset();
+      mr.reset();
+    });
+  }
+  for (auto& t : ts) t.join();
+  stop = true;
+  acceptor.join();
+  EXPECT_EQ(ok.load(), kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(target[t * 4096 + 4095], t + 1);
+  }
+  sids.clear();
+  cpd.reset();
+  tmr.reset();
+  scq.reset();
+  listener.reset();
+  lch.reset();
+}
+
+TEST_F(TcpDataTest, DeregistrationDuringRemoteReadsIsSafe) {
+  // Reads stream while the target deregisters: each completes either
+  // successfully or with an error/flush; the target never faults.
+  constexpr size_t kLen = 4 << 20;
+  void* big = mmap(nullptr, kLen, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(big, MAP_FAILED);
+  std::memset(big, 0x5c, kLen);
+  std::vector<uint8_t> dst(kLen);
+  std::unique_ptr<Mr> bmr, dmr;
+  ASSERT_EQ(p_.server.pd->RegMr(big, kLen, kAll, &bmr), 0);
+  ASSERT_EQ(p_.client.pd->RegMr(dst.data(), dst.size(), kAll, &dmr), 0);
+  SendWr w;
+  w.opcode = Opcode::kRead;
+  w.signaled = true;
+  w.sge = {dst.data(), static_cast<uint32_t>(dst.size()), dmr->lkey()};
+  w.remote_addr = reinterpret_cast<uint64_t>(big);
+  w.rkey = bmr->rkey();
+  for (int i = 0; i < 8; ++i) {
+    w.wr_id = i;
+    ASSERT_EQ(p_.client.qp()->PostSend(w), 0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  bmr.reset();
+  // Unmapped: any access by the engine after deregistration would fault.
+  ASSERT_EQ(munmap(big, kLen), 0);
+  auto wc = PollN(p_.client.cq.get(), 8, 10000);
+  EXPECT_EQ(wc.size(), 8u);
 }
 
 TEST_F(TcpDataTest, PostSendAfterDisconnectFlushes) {
