@@ -522,7 +522,9 @@ TEST_F(TcpDataTest, DeepQueuesCompleteInOrderWithTheirData) {
       ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS);
       ASSERT_EQ(wc[i].wr_id, done);  // RC: completions in posting order
       ++done;
-      if (next < 5000) ASSERT_EQ(post(next++), 0);
+      if (next < 5000) {
+        ASSERT_EQ(post(next++), 0);
+      }
     }
   }
   EXPECT_EQ(done, 5000u);
