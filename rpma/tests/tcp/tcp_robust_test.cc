@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -110,6 +111,14 @@ void ExpectWorking(Pair& p, Mr* tmr, uint8_t pattern) {
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
   EXPECT_EQ(local, std::vector<uint8_t>(64, pattern));
+}
+
+// The guard pages around a 4 KiB region still hold their fill byte.
+void ExpectNoneOutside(const std::vector<uint8_t>& mem) {
+  for (size_t i = 0; i < 4096; ++i) {
+    ASSERT_EQ(mem[i], 0xab) << "before the region at " << i;
+    ASSERT_EQ(mem[8192 + i], 0xab) << "after the region at " << i;
+  }
 }
 
 TEST(TcpRobustTest, BadClientsAreClosedWhileOthersKeepWorking) {
@@ -274,6 +283,124 @@ TEST(TcpRobustTest, ForgedKeyWriteIsRefusedAndMemoryUntouched) {
   EXPECT_EQ(h.value, tcp::kRespRemoteAccess);
   EXPECT_EQ(target, std::vector<uint8_t>(4096, 0x66));
   close(fd);
+}
+
+// Deterministic random frames after a real handshake: mostly well-formed
+// requests with random keys, addresses and lengths (some aimed at a real
+// region), then random bytes. The target must neither crash nor write
+// outside the region, and keeps serving new connections.
+TEST(TcpRobustTest, RandomFramesAfterHandshakeNeverEscapeTheRegion) {
+  Pair p;
+  p.Listen();
+  // region = [guard 4K][region 4K][guard 4K]; only the middle registered.
+  std::vector<uint8_t> mem(3 * 4096, 0xab);
+  uint8_t* region = mem.data() + 4096;
+  std::unique_ptr<Mr> tmr;
+  ASSERT_EQ(p.server.pd->RegMr(region, 4096, kAll, &tmr), 0);
+  uint64_t base = reinterpret_cast<uint64_t>(region);
+  uint32_t seed = 12345;
+  auto rnd = [&seed]() {
+    seed = seed * 1103515245u + 12345u;
+    return seed >> 8;
+  };
+  for (int iter = 0; iter < 40; ++iter) {
+    int fd = RawConnect(p.port);
+    ASSERT_GE(fd, 0);
+    SendHeader(fd, Hello(0));
+    CmEvent req;
+    ASSERT_TRUE(NextEvent(p.listen_ch.get(), &req));
+    std::unique_ptr<CmId> id = std::move(req.new_id);
+    QpInit init;
+    init.send_cq = p.server.cq.get();
+    init.recv_cq = p.server.cq.get();
+    ASSERT_EQ(id->CreateQp(init), 0);
+    ASSERT_EQ(id->Migrate(p.server.ch.get()), 0);
+    std::vector<uint8_t> rbuf(64);
+    RecvWr rv;
+    rv.sge = {rbuf.data(), 64, 0};
+    ASSERT_EQ(id->qp()->PostRecv(rv), 0);
+    ASSERT_EQ(id->Accept(nullptr, 0), 0);
+    std::vector<uint8_t> stream;
+    for (int f = 0; f < 20; ++f) {
+      FrameHeader h;
+      h.type = static_cast<uint8_t>(16 + rnd() % 7);
+      h.rkey = (rnd() % 2) ? tmr->rkey() : rnd();
+      h.addr = base + static_cast<int64_t>(rnd() % 12288) - 4096;
+      uint32_t len = rnd() % 6000;
+      h.value = len;
+      bool payload = h.type == tcp::kFrameWrite ||
+                     h.type == tcp::kFrameWriteImm ||
+                     h.type == tcp::kFrameSend || h.type == tcp::kFrameSendImm;
+      h.length = payload ? len : 0;
+      uint8_t b[kHeaderSize];
+      EncodeHeader(h, b);
+      stream.insert(stream.end(), b, b + kHeaderSize);
+      for (uint32_t i = 0; i < h.length; ++i) stream.push_back(0xcd);
+    }
+    for (int i = 0; i < 64; ++i) stream.push_back(static_cast<uint8_t>(rnd()));
+    send(fd, stream.data(), stream.size(), MSG_NOSIGNAL);
+    shutdown(fd, SHUT_WR);
+    EXPECT_TRUE(ClosedByPeer(fd));  // the target processed it all
+    close(fd);
+    id.reset();
+  }
+  ExpectNoneOutside(mem);
+  // Some of the well-formed writes were in range and executed.
+  EXPECT_NE(std::count(region, region + 4096, 0xcd), 0);
+  // Drain what the target reported; it still accepts new clients.
+  PollFor(p.server.cq.get(), 10);
+  CmEvent ev;
+  while (WaitReadable(p.server.ch->fd(), 0)) p.server.ch->GetEvent(&ev);
+  Side c;
+  c.Init();
+  ASSERT_EQ(c.pd->CreateActiveId("127.0.0.1", p.port.c_str(), 2000, &c.id), 0);
+  ASSERT_EQ(c.id->Migrate(c.ch.get()), 0);
+  ASSERT_EQ(c.id->Connect(nullptr, 0), 0);
+  CmEvent req;
+  ASSERT_TRUE(NextEvent(p.listen_ch.get(), &req));
+  EXPECT_EQ(req.type, CmEventType::kConnectRequest);
+}
+
+TEST(TcpRobustTest, PeerKilledDuringSetupIsAConnectError) {
+  std::string port = NextPort();
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // A server that receives the request and never decides.
+    close(ready[0]);
+    Side s;
+    s.Init();
+    std::unique_ptr<CmChannel> lch;
+    std::unique_ptr<Listener> l;
+    if (s.pd->CreateCmChannel(&lch) != 0 ||
+        s.pd->Listen("127.0.0.1", port.c_str(), lch.get(), &l) != 0) {
+      _exit(2);
+    }
+    char c = 1;
+    (void)!write(ready[1], &c, 1);
+    CmEvent req;
+    if (!NextEvent(lch.get(), &req, 10000)) _exit(3);
+    (void)!write(ready[1], &c, 1);
+    for (;;) pause();
+  }
+  close(ready[1]);
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  Side cl;
+  cl.Init();
+  ASSERT_EQ(cl.pd->CreateActiveId("127.0.0.1", port.c_str(), 2000, &cl.id), 0);
+  ASSERT_EQ(cl.id->Migrate(cl.ch.get()), 0);
+  ASSERT_EQ(cl.id->Connect(nullptr, 0), 0);
+  ASSERT_EQ(read(ready[0], &c, 1), 1);  // the server holds the request
+  close(ready[0]);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  CmEvent ev;
+  ASSERT_TRUE(NextEvent(cl.ch.get(), &ev, 5000));
+  EXPECT_EQ(ev.type, CmEventType::kConnectError);
+  int st;
+  waitpid(pid, &st, 0);
 }
 
 TEST(TcpRobustTest, PersistentFlushToAFileSurvivesKillingTheTarget) {
