@@ -297,14 +297,16 @@ void TcpConn::OnEvent(uint32_t events) {
   }
   if (events & EPOLLOUT) FlushOut();
   if (fd_ < 0) return;
-  if (rnr_blocked_) {
+  if (!InputAllowed()) {
+    // Not reading (RNR or output backlog): only a hang-up is of interest
+    // (level-triggered, so it must be handled, not left pending).
     if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-      OnPeerGone(false, "peer closed while the receiver was not ready");
+      OnPeerGone(false, "peer closed while its requests were stalled");
     }
     return;
   }
   if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || in_end_ > in_start_) {
-    if (InputAllowed()) ReadInput();
+    ReadInput();
   }
 }
 
