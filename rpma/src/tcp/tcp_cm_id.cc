@@ -28,9 +28,7 @@ TcpCmId::~TcpCmId() {
 int TcpCmId::CreateQp(const QpInit& init) {
   if (qp_ != nullptr || conn_ == nullptr) return -EINVAL;
   if (init.send_cq == nullptr || init.recv_cq == nullptr) return -EINVAL;
-  if (init.sq_size == 0 || (init.srq == nullptr && init.rq_size == 0)) {
-    return -EINVAL;
-  }
+  // Zero-sized queues are legal (as in verbs): posting to them fails.
   qp_ = std::make_unique<TcpQp>(conn_, init, NextQpNum());
   conn_->AttachQp(qp_.get());
   return 0;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <cstring>
+#include <thread>
 
 #include "tcp/tcp_device.h"
 #include "tcp_test_util.h"
@@ -193,6 +194,23 @@ TEST(TcpCmTest, SilentPeerTimesOutAsUnreachable) {
   EXPECT_LT(took, 2000);
   close(conn);
   close(raw);
+}
+
+TEST(TcpCmTest, BlockingGetEventWakesUpOnAnEvent) {
+  Side c;
+  c.Init();
+  std::string port = NextPort();
+  ASSERT_EQ(c.pd->CreateActiveId("127.0.0.1", port.c_str(), 2000, &c.id), 0);
+  ASSERT_EQ(c.id->Migrate(c.ch.get()), 0);
+  CmEvent ev;
+  int rc = -1;
+  std::thread waiter([&] { rc = c.ch->GetEvent(&ev); });  // blocks
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(c.id->Connect(nullptr, 0), 0);  // nobody listens: kRejected
+  waiter.join();
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(ev.type, CmEventType::kRejected);
+  EXPECT_EQ(ev.id, c.id.get());
 }
 
 TEST(TcpCmTest, NonBlockingChannelReportsNoData) {

@@ -655,6 +655,51 @@ TEST_F(TcpDataTest, DeregistrationDuringRemoteReadsIsSafe) {
   EXPECT_EQ(wc.size(), 8u);
 }
 
+TEST_F(TcpDataTest, BlockingCompletionEventWakesUp) {
+  std::unique_ptr<CompletionChannel> ch;
+  ASSERT_EQ(p_.client.pd->CreateCompletionChannel(&ch), 0);
+  std::unique_ptr<Cq> rcq;
+  ASSERT_EQ(p_.client.pd->CreateCq(8, ch.get(), &rcq), 0);
+  ASSERT_EQ(rcq->RequestNotify(), 0);
+  // Push a completion into rcq through a QP of a fresh connection.
+  Pair p;
+  p.Listen();
+  p.client.Init();
+  ASSERT_EQ(p.client.pd->CreateActiveId("127.0.0.1", p.port.c_str(), 2000,
+                                        &p.client.id),
+            0);
+  QpInit init;
+  init.send_cq = rcq.get();
+  init.recv_cq = rcq.get();
+  ASSERT_EQ(p.client.id->CreateQp(init), 0);
+  ASSERT_EQ(p.client.id->Migrate(p.client.ch.get()), 0);
+  ASSERT_EQ(p.client.id->Connect(nullptr, 0), 0);
+  CmEvent req;
+  ASSERT_TRUE(NextEvent(p.listen_ch.get(), &req));
+  p.server.id = std::move(req.new_id);
+  ASSERT_EQ(p.server.MakeQp(), 0);
+  ASSERT_EQ(p.server.id->Accept(nullptr, 0), 0);
+  CmEvent ev;
+  ASSERT_TRUE(NextEvent(p.client.ch.get(), &ev));
+  Cq* got = nullptr;
+  int rc = -1;
+  std::thread waiter([&] { rc = ch->GetEvent(&got); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  SendWr z;
+  z.opcode = Opcode::kRead;
+  z.signaled = true;
+  ASSERT_EQ(p.client.id->qp()->PostSend(z), 0);
+  waiter.join();
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(got, rcq.get());
+  rcq->AckEvents(1);
+  EXPECT_EQ(PollN(rcq.get(), 1).size(), 1u);
+  p.client.id.reset();
+  p.server.id.reset();
+  rcq.reset();
+  ch.reset();
+}
+
 TEST_F(TcpDataTest, PostSendAfterDisconnectFlushes) {
   ASSERT_EQ(p_.client.id->Disconnect(), 0);
   ASSERT_EQ(p_.client.qp()->PostSend(Wr(Opcode::kWrite, 5, 0, 8)), 0);
