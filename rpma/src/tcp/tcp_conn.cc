@@ -19,6 +19,7 @@
 #include "tcp/tcp_listener.h"
 #include "tcp/tcp_mr.h"
 #include "tcp/tcp_qp.h"
+#include "tcp/tcp_srq.h"
 
 namespace rpma::prov::tcp {
 namespace {
@@ -36,6 +37,14 @@ constexpr int64_t kDisconnectWaitMs = 1000;
 // bound is in frames, not bytes, so two peers reading large ranges from
 // each other never both stop reading.
 constexpr size_t kMaxOutFrames = 65536;
+// While a SEND waits for a receive (RNR), later requests are kept (with
+// their payloads) up to this many bytes so that the peer's responses
+// behind them still flow; beyond it, reading stops until the receive.
+constexpr size_t kMaxStash = 64u << 20;
+
+bool IsRequest(uint8_t type) {
+  return type >= kFrameWrite && type < kFrameResp;
+}
 }  // namespace
 
 TcpConn::TcpConn(Engine* engine, MrTable* mrs)
@@ -257,6 +266,9 @@ void TcpConn::Close() {
   out_.clear();
   out_target_ = 0;
   out_requests_ = 0;
+  stash_.clear();
+  stash_.shrink_to_fit();
+  stash_payload_ = 0;
   listener_.reset();
   dst_mr_.reset();
   dst_ = nullptr;
@@ -311,17 +323,40 @@ void TcpConn::OnEvent(uint32_t events) {
 }
 
 bool TcpConn::InputAllowed() const {
-  return !rnr_blocked_ && out_.size() < kMaxOutFrames;
+  return out_.size() < kMaxOutFrames && stash_.size() < kMaxStash;
+}
+
+bool TcpConn::HasRecv() const {
+  if (qp_ == nullptr) return false;
+  if (qp_->srq_ != nullptr) return qp_->srq_->HasAny();
+  return !qp_->rq_.empty();
+}
+
+// RNR ends when a receive is there: the stashed requests (the blocked one
+// first) are put back in front of the unread input, in order, and run
+// through the normal path. Not while a response payload is being placed:
+// the unread input then starts mid-payload (FinishResp retries). Returns
+// true when input is to be processed again (the caller does it).
+bool TcpConn::TryUnblock() {
+  if (!rnr_blocked_ || fd_ < 0 || in_payload_ || !HasRecv()) return false;
+  rnr_blocked_ = false;
+  engine_->AddRnrWaiter(-1);
+  std::vector<uint8_t> merged = std::move(stash_);
+  stash_.clear();
+  stash_payload_ = 0;
+  merged.insert(merged.end(), in_.data() + in_start_, in_.data() + in_end_);
+  size_t n = merged.size();
+  if (merged.size() < kInBufSize) merged.resize(kInBufSize);
+  in_ = std::move(merged);
+  in_start_ = 0;
+  in_end_ = n;
+  return true;
 }
 
 void TcpConn::OnTick(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (rnr_blocked_ && fd_ >= 0) {
-    // Safety net for a receive posted without a kick (see TakeRecvOrWait).
-    rnr_blocked_ = false;
-    engine_->AddRnrWaiter(-1);
-    ReadInput();
-  }
+  // Safety net for a receive posted without a kick.
+  if (TryUnblock()) ReadInput();
   if (fd_ >= 0 && !out_.empty()) FlushOut();  // deferred posts, at worst
   if (fd_ < 0 || deadline_ms_ == 0 || now_ms < deadline_ms_) return;
   switch (state_) {
@@ -347,10 +382,7 @@ void TcpConn::OnTick(int64_t now_ms) {
 
 void TcpConn::OnKick() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!rnr_blocked_ || fd_ < 0) return;
-  rnr_blocked_ = false;
-  engine_->AddRnrWaiter(-1);
-  ReadInput();
+  if (TryUnblock()) ReadInput();
 }
 
 void TcpConn::UpdateInterest() {
@@ -394,7 +426,11 @@ void TcpConn::ReadInput() {
     } else {
       if (in_start_ == in_end_) {
         in_start_ = in_end_ = 0;
-      } else if (in_start_ > 0) {
+        if (in_.size() > kInBufSize) {  // grown by an unstash
+          in_.resize(kInBufSize);
+          in_.shrink_to_fit();
+        }
+      } else if (in_start_ > 0 || in_end_ == in_.size()) {
         std::memmove(in_.data(), in_.data() + in_start_, in_end_ - in_start_);
         in_end_ -= in_start_;
         in_start_ = 0;
@@ -422,26 +458,43 @@ void TcpConn::ReadInput() {
 }
 
 void TcpConn::Process() {
-  while (fd_ >= 0 && !rnr_blocked_) {
+  while (fd_ >= 0) {
     size_t avail = in_end_ - in_start_;
-    if (!in_payload_) {
+    if (stash_payload_ > 0) {
+      size_t take = std::min(avail, stash_payload_);
+      if (take == 0) return;
+      const uint8_t* p = in_.data() + in_start_;
+      stash_.insert(stash_.end(), p, p + take);
+      in_start_ += take;
+      stash_payload_ -= take;
+    } else if (!in_payload_) {
       if (!InputAllowed()) return;  // resumed when the backlog drains
       FrameHeader h;
       const char* why = "";
-      ParseResult r = ParseHeader(in_.data() + in_start_, avail, &h, &why);
+      const uint8_t* hp = in_.data() + in_start_;
+      ParseResult r = ParseHeader(hp, avail, &h, &why);
       if (r == ParseResult::kNeedMore) return;
       if (r == ParseResult::kBad) {
         ProtocolError(why);
         return;
       }
+      if (rnr_blocked_ && IsRequest(h.type)) {
+        // RC order: behind the blocked request. Responses and CM frames
+        // (the other direction) still go through.
+        stash_.insert(stash_.end(), hp, hp + kHeaderSize);
+        in_start_ += kHeaderSize;
+        stash_payload_ = h.length;
+        continue;
+      }
       // The header is consumed before its handler runs so that a
       // zero-length payload can complete inside it.
       in_start_ += kHeaderSize;
       if (!HandleHeader(h)) {
-        in_start_ -= kHeaderSize;  // retried when a receive is posted
+        // RNR: no receive. Retried first when one is posted.
         rnr_blocked_ = true;
+        stash_.assign(hp, hp + kHeaderSize);
+        stash_payload_ = h.length;
         UpdateInterest();
-        return;
       }
     } else {
       size_t take = std::min(avail, remaining_);

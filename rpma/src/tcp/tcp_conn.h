@@ -110,6 +110,8 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
   void FlushOut();  // takes MrTable::mu() when target memory is queued
   void FlushOutLocked();
   bool InputAllowed() const;
+  bool HasRecv() const;
+  bool TryUnblock();
   void UpdateInterest();
   void ExpectPayload(uint8_t* dst, size_t len);
 
@@ -154,9 +156,11 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
   uint64_t cur_status_ = kRespOk;
   RecvWr cur_recv_;
   bool have_recv_ = false;
-  bool ignore_cur_ = false;  // the current frame is parsed but not executed
-  bool rnr_blocked_ = false;
-  bool target_error_ = false;  // our QP failed as a target: ignore requests
+  bool ignore_cur_ = false;     // the current frame is parsed but not executed
+  bool rnr_blocked_ = false;    // a request waits for a receive (RNR)
+  std::vector<uint8_t> stash_;  // RNR: the blocked and later requests
+  size_t stash_payload_ = 0;    // payload bytes still to be stashed
+  bool target_error_ = false;   // our QP failed as a target: ignore requests
   std::vector<uint8_t> pdata_in_;
   std::vector<uint8_t> discard_;
 

@@ -176,6 +176,9 @@ bool TcpConn::HandleResp(const FrameHeader& h) {
 }
 
 void TcpConn::FinishResp() {
+  // An RNR wait may have been held up by this payload; Process() goes on
+  // with the spliced input.
+  if (rnr_blocked_) TryUnblock();
   if (ignore_cur_ || qp_ == nullptr || qp_->pending_.empty()) return;
   if (cur_.value == kRespOk) {
     qp_->CompleteFront(IBV_WC_SUCCESS);

@@ -29,6 +29,11 @@ bool TcpSrq::Take(RecvWr* out) {
   return true;
 }
 
+bool TcpSrq::HasAny() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !rq_.empty();
+}
+
 void TcpSrq::Untake(const RecvWr& wr) {
   std::lock_guard<std::mutex> lock(mu_);
   rq_.push_front(wr);

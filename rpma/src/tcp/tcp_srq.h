@@ -23,6 +23,7 @@ class TcpSrq : public Srq {
 
   // Takes the oldest receive; false if none is posted.
   bool Take(RecvWr* out);
+  bool HasAny();
   // Puts a taken receive back at the front (an aborted delivery).
   void Untake(const RecvWr& wr);
 

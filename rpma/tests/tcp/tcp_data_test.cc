@@ -325,6 +325,53 @@ TEST_F(TcpDataTest, SendWaitsForAReceiveInsteadOfBeingDropped) {
   EXPECT_EQ(PollN(p_.client.cq.get(), 1).size(), 1u);
 }
 
+TEST_F(TcpDataTest, RnrHoldsLaterRequestsButNotTheOtherDirection) {
+  // Client: SEND (no receive at the server yet), then a WRITE behind it.
+  std::memcpy(local_.data(), "msg!", 4);
+  ASSERT_EQ(p_.client.qp()->PostSend(Wr(Opcode::kSend, 1, 0, 4)), 0);
+  std::vector<uint8_t> big(256 * 1024, 0x3c);
+  std::unique_ptr<Mr> bmr;
+  ASSERT_EQ(p_.client.pd->RegMr(big.data(), big.size(), kAll, &bmr), 0);
+  SendWr w = Wr(Opcode::kWrite, 2, 0, 0);
+  w.sge = {big.data(), 4096, bmr->lkey()};
+  ASSERT_EQ(p_.client.qp()->PostSend(w), 0);
+  // Server: a READ of the client's memory completes although the client's
+  // SEND still waits for a receive in the same byte stream.
+  std::vector<uint8_t> sdst(big.size(), 0);
+  std::unique_ptr<Mr> smr;
+  ASSERT_EQ(p_.server.pd->RegMr(sdst.data(), sdst.size(), kAll, &smr), 0);
+  SendWr r;
+  r.opcode = Opcode::kRead;
+  r.wr_id = 9;
+  r.signaled = true;
+  r.sge = {sdst.data(), static_cast<uint32_t>(sdst.size()), smr->lkey()};
+  r.remote_addr = reinterpret_cast<uint64_t>(big.data());
+  r.rkey = bmr->rkey();
+  ASSERT_EQ(p_.server.qp()->PostSend(r), 0);
+  auto sw = PollN(p_.server.cq.get(), 1);
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].wr_id, 9u);
+  EXPECT_EQ(sw[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(sdst, big);
+  // The WRITE behind the blocked SEND has not been executed.
+  EXPECT_EQ(target_[0], 0);
+  EXPECT_EQ(PollFor(p_.client.cq.get(), 20), 0);
+  std::vector<uint8_t> rbuf(16);
+  RecvWr rv;
+  rv.wr_id = 5;
+  rv.sge = {rbuf.data(), 16, 0};
+  ASSERT_EQ(p_.server.qp()->PostRecv(rv), 0);
+  auto rw = PollN(p_.server.cq.get(), 1);
+  ASSERT_EQ(rw.size(), 1u);
+  EXPECT_EQ(rw[0].wr_id, 5u);
+  EXPECT_EQ(std::memcmp(rbuf.data(), "msg!", 4), 0);
+  auto cw = PollN(p_.client.cq.get(), 2);
+  ASSERT_EQ(cw.size(), 2u);
+  EXPECT_EQ(cw[0].wr_id, 1u);
+  EXPECT_EQ(cw[1].wr_id, 2u);
+  EXPECT_EQ(target_[4095], 0x3c);
+}
+
 TEST_F(TcpDataTest, SendLargerThanTheReceiveFailsBothSides) {
   std::vector<uint8_t> rbuf(8, 0);
   RecvWr rv;
