@@ -92,18 +92,39 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
     bool request = false;  // counts in out_requests_
   };
 
-  // --- CM / I/O (tcp_conn.cc) ---
+  static constexpr size_t kInBufSize = 64 * 1024;
+  // Payload remainders at least this long are read straight into their
+  // destination (registered memory or a posted receive), not via in_.
+  static constexpr size_t kDirectMin = 4096;
+  static constexpr int kMaxReadsPerEvent = 16;     // fairness between conns
+  static constexpr int64_t kHandshakeMs = 3000;    // passive: hello in time
+  static constexpr int64_t kAcceptWaitMs = 30000;  // active: server decides
+  static constexpr int64_t kDisconnectWaitMs = 1000;
+  // Stop reading requests while this many frames wait to be sent: a peer
+  // that floods requests without reading responses cannot grow our memory.
+  // Honest peers stay far below (bounded by their send queue size); the
+  // bound is in frames, not bytes, so two peers reading large ranges from
+  // each other never both stop reading.
+  static constexpr size_t kMaxOutFrames = 65536;
+  // While a SEND waits for a receive (RNR), later requests are kept (with
+  // their payloads) up to this many bytes so that the peer's responses
+  // behind them still flow; beyond it, reading stops until the receive.
+  static constexpr size_t kMaxStash = 64u << 20;
+
+  // --- Connection management (tcp_conn.cc) ---
   void Emit(CmEventType type, std::vector<uint8_t> pdata = {});
   void FinishConnect();
-  void ReadInput();
-  void Process();
-  bool HandleHeader(const FrameHeader& h);  // false: blocked (RNR)
   bool HandleCm(const FrameHeader& h);
-  void FinishPayload();
   void OnHello();
   void OnPeerGone(bool protocol_error, const char* why);
   void ProtocolError(const char* why);
   void Close();
+
+  // --- Frame I/O (tcp_conn_io.cc) ---
+  void ReadInput();
+  void Process();
+  bool HandleHeader(const FrameHeader& h);  // false: blocked (RNR)
+  void FinishPayload();
   void Queue(const FrameHeader& h, const void* payload, size_t len,
              std::shared_ptr<MrEntry> mr = nullptr);
   void QueueOwned(const FrameHeader& h, const void* payload, size_t len);
