@@ -23,8 +23,15 @@ constexpr uint32_t kMaxInline = 64;
 // the engine sends it with the next batch it writes after reading the
 // responses that are surely coming (one sendmsg for many posts), or at the
 // next tick at worst. Below it, the poster writes itself: no delay on the
-// latency path (QD 1-4, e.g. write + flush).
+// latency path (QD 1-4, e.g. write + flush). Never while a SEND or
+// WRITE_IMM is pending: its response waits for the peer's receive (RNR),
+// which the peer may post only after seeing what we would hold back.
 constexpr size_t kDeferAbove = 4;
+
+bool TwoSided(Opcode op) {
+  return op == Opcode::kSend || op == Opcode::kSendWithImm ||
+         op == Opcode::kWriteWithImm;
+}
 
 enum ibv_wc_status WcStatus(uint64_t resp) {
   switch (resp) {
@@ -130,7 +137,8 @@ int TcpConn::PostSend(TcpQp* qp, const SendWr& wr) {
   ++out_requests_;
   size_t on_wire = qp->pending_.size() - (out_requests_ - 1);
   qp->pending_.push_back(p);
-  if (on_wire <= kDeferAbove) FlushOut();
+  if (TwoSided(p.opcode)) ++qp->two_sided_;
+  if (on_wire <= kDeferAbove || qp->two_sided_ > 0) FlushOut();
   return 0;
 }
 

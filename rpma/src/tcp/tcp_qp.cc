@@ -41,6 +41,10 @@ int TcpQp::PostRecv(const RecvWr& wr) { return conn_->PostRecv(this, wr); }
 void TcpQp::CompleteFront(enum ibv_wc_status status) {
   PendingWr p = pending_.front();
   pending_.pop_front();
+  if (p.opcode == Opcode::kSend || p.opcode == Opcode::kSendWithImm ||
+      p.opcode == Opcode::kWriteWithImm) {
+    --two_sided_;
+  }
   if (status == IBV_WC_SUCCESS && !p.signaled) {
     ++unsignaled_done_;
     return;

@@ -57,6 +57,7 @@ class TcpQp : public Qp {
   const uint32_t rq_size_;
   std::deque<PendingWr> pending_;
   size_t unsignaled_done_ = 0;
+  size_t two_sided_ = 0;  // SEND/WRITE_IMM among pending_
   std::deque<RecvWr> rq_;
   bool error_ = false;
 
