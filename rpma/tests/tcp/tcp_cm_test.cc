@@ -89,8 +89,9 @@ TEST(TcpCmTest, ConnectAcceptCarriesPrivateDataBothWays) {
 }
 
 TEST(TcpCmTest, NothingOnTheWireBeforeConnect) {
-  std::string port = NextPort();
-  int raw = RawListen(port);
+  std::string port;
+  int raw = -1;
+  for (int i = 0; i < 20 && raw < 0; ++i) raw = RawListen(port = NextPort());
   ASSERT_GE(raw, 0);
   Side c;
   c.Init();
@@ -175,8 +176,9 @@ TEST(TcpCmTest, ClosedPortIsRejected) {
 }
 
 TEST(TcpCmTest, SilentPeerTimesOutAsUnreachable) {
-  std::string port = NextPort();
-  int raw = RawListen(port);
+  std::string port;
+  int raw = -1;
+  for (int i = 0; i < 20 && raw < 0; ++i) raw = RawListen(port = NextPort());
   ASSERT_GE(raw, 0);
   Side c;
   c.Init();
@@ -253,7 +255,7 @@ TEST(TcpCmTest, MigrateMovesQueuedEventsAndDestroyDropsThem) {
 }
 
 TEST(TcpCmTest, KilledPeerProcessIsNoticed) {
-  std::string port = NextPort();
+  std::string port;
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   pid_t pid = fork();
@@ -266,11 +268,11 @@ TEST(TcpCmTest, KilledPeerProcessIsNoticed) {
     std::unique_ptr<CmChannel> lch;
     std::unique_ptr<Listener> l;
     if (s.server.pd->CreateCmChannel(&lch) != 0 ||
-        s.server.pd->Listen("127.0.0.1", port.c_str(), lch.get(), &l) != 0) {
+        ListenAny(s.server.pd.get(), lch.get(), &l, &port) != 0) {
       _exit(2);
     }
-    char c = 1;
-    (void)!write(ready[1], &c, 1);
+    uint16_t pn = static_cast<uint16_t>(std::stoi(port));
+    (void)!write(ready[1], &pn, sizeof(pn));
     CmEvent req;
     if (!NextEvent(lch.get(), &req, 10000)) _exit(3);
     s.server.id = std::move(req.new_id);
@@ -280,8 +282,9 @@ TEST(TcpCmTest, KilledPeerProcessIsNoticed) {
     for (;;) pause();
   }
   close(ready[1]);
-  char c;
-  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  uint16_t pn = 0;
+  ASSERT_EQ(read(ready[0], &pn, sizeof(pn)), 2);
+  port = std::to_string(pn);
   close(ready[0]);
   Side cl;
   cl.Init();

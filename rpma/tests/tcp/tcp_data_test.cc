@@ -430,9 +430,8 @@ TEST(TcpSrqTest, OneSrqServesSeveralQpsWithTheirQpNums) {
   std::unique_ptr<Srq> srq;
   ASSERT_EQ(server.pd->CreateCmChannel(&lch), 0);
   ASSERT_EQ(server.pd->CreateSrq(16, &srq), 0);
-  std::string port = NextPort();
-  ASSERT_EQ(server.pd->Listen("127.0.0.1", port.c_str(), lch.get(), &listener),
-            0);
+  std::string port;
+  ASSERT_EQ(ListenAny(server.pd.get(), lch.get(), &listener, &port), 0);
   std::vector<std::unique_ptr<Side>> clients;
   std::vector<std::unique_ptr<CmId>> sids;
   for (int i = 0; i < kClients; ++i) {
@@ -585,9 +584,8 @@ TEST(TcpMtTest, ManyConnectionsOfOnePeerFromManyThreads) {
   std::unique_ptr<CmChannel> lch;
   std::unique_ptr<Listener> listener;
   ASSERT_EQ(server.pd->CreateCmChannel(&lch), 0);
-  std::string port = NextPort();
-  ASSERT_EQ(server.pd->Listen("127.0.0.1", port.c_str(), lch.get(), &listener),
-            0);
+  std::string port;
+  ASSERT_EQ(ListenAny(server.pd.get(), lch.get(), &listener, &port), 0);
   std::vector<uint8_t> target(kThreads * 4096, 0);
   std::unique_ptr<Mr> tmr;
   ASSERT_EQ(server.pd->RegMr(target.data(), target.size(), kAll, &tmr), 0);

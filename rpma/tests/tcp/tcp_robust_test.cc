@@ -362,7 +362,7 @@ TEST(TcpRobustTest, RandomFramesAfterHandshakeNeverEscapeTheRegion) {
 }
 
 TEST(TcpRobustTest, PeerKilledDuringSetupIsAConnectError) {
-  std::string port = NextPort();
+  std::string port;
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   pid_t pid = fork();
@@ -375,19 +375,22 @@ TEST(TcpRobustTest, PeerKilledDuringSetupIsAConnectError) {
     std::unique_ptr<CmChannel> lch;
     std::unique_ptr<Listener> l;
     if (s.pd->CreateCmChannel(&lch) != 0 ||
-        s.pd->Listen("127.0.0.1", port.c_str(), lch.get(), &l) != 0) {
+        ListenAny(s.pd.get(), lch.get(), &l, &port) != 0) {
       _exit(2);
     }
+    uint16_t pn = static_cast<uint16_t>(std::stoi(port));
+    (void)!write(ready[1], &pn, sizeof(pn));
     char c = 1;
-    (void)!write(ready[1], &c, 1);
     CmEvent req;
     if (!NextEvent(lch.get(), &req, 10000)) _exit(3);
     (void)!write(ready[1], &c, 1);
     for (;;) pause();
   }
   close(ready[1]);
+  uint16_t pn = 0;
+  ASSERT_EQ(read(ready[0], &pn, sizeof(pn)), 2);
+  port = std::to_string(pn);
   char c;
-  ASSERT_EQ(read(ready[0], &c, 1), 1);
   Side cl;
   cl.Init();
   ASSERT_EQ(cl.pd->CreateActiveId("127.0.0.1", port.c_str(), 2000, &cl.id), 0);
@@ -409,7 +412,7 @@ TEST(TcpRobustTest, PersistentFlushToAFileSurvivesKillingTheTarget) {
   ASSERT_GE(file, 0);
   constexpr size_t kSize = 1 << 16;
   ASSERT_EQ(ftruncate(file, kSize), 0);
-  std::string port = NextPort();
+  std::string port;
   int info[2];
   ASSERT_EQ(pipe(info), 0);
   pid_t pid = fork();
@@ -426,11 +429,12 @@ TEST(TcpRobustTest, PersistentFlushToAFileSurvivesKillingTheTarget) {
     std::unique_ptr<Listener> l;
     std::unique_ptr<Mr> mr;
     if (s.server.pd->CreateCmChannel(&lch) != 0 ||
-        s.server.pd->Listen("127.0.0.1", port.c_str(), lch.get(), &l) != 0 ||
+        ListenAny(s.server.pd.get(), lch.get(), &l, &port) != 0 ||
         s.server.pd->RegMr(map, kSize, kAll, &mr) != 0) {
       _exit(3);
     }
-    uint64_t msg[2] = {reinterpret_cast<uint64_t>(map), mr->rkey()};
+    uint64_t msg[3] = {reinterpret_cast<uint64_t>(map), mr->rkey(),
+                       std::stoull(port)};
     (void)!write(info[1], msg, sizeof(msg));
     CmEvent req;
     if (!NextEvent(lch.get(), &req, 10000)) _exit(4);
@@ -441,8 +445,9 @@ TEST(TcpRobustTest, PersistentFlushToAFileSurvivesKillingTheTarget) {
     for (;;) pause();
   }
   close(info[1]);
-  uint64_t msg[2];
+  uint64_t msg[3];
   ASSERT_EQ(read(info[0], msg, sizeof(msg)), static_cast<ssize_t>(sizeof(msg)));
+  port = std::to_string(msg[2]);
   close(info[0]);
   {
     Side c;
