@@ -174,7 +174,7 @@ int TcpConn::Disconnect() {
   switch (state_) {
     case State::kEstablished:
       // As rdma_disconnect: the QP goes to error (outstanding WRs flush).
-      if (qp_ != nullptr) qp_->EnterError();
+      QpError();
       h.type = kFrameDisconnect;
       Queue(h, nullptr, 0);
       FlushOut();
@@ -224,7 +224,7 @@ void TcpConn::Close() {
   }
   if (have_recv_ && qp_ != nullptr) qp_->FlushOne(cur_recv_.wr_id, true);
   have_recv_ = false;
-  if (qp_ != nullptr) qp_->EnterError();
+  QpError();
   if (fd_ >= 0) {
     if (hid_ != 0) engine_->Remove(fd_, hid_);
     hid_ = 0;
@@ -328,7 +328,7 @@ bool TcpConn::HandleCm(const FrameHeader& h) {
       return true;
     case kFrameDisconnect:
       if (state_ == State::kEstablished) {
-        if (qp_ != nullptr) qp_->EnterError();
+        QpError();
         FrameHeader d;
         d.type = kFrameDisconnect;
         Queue(d, nullptr, 0);

@@ -90,6 +90,7 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
     std::shared_ptr<MrEntry> mr;
     std::vector<uint8_t> own;
     bool request = false;  // counts in out_requests_
+    bool zero = false;     // withdrawn: the unsent payload goes as zeros
   };
 
   static constexpr size_t kInBufSize = 64 * 1024;
@@ -129,6 +130,9 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
              std::shared_ptr<MrEntry> mr = nullptr);
   void QueueOwned(const FrameHeader& h, const void* payload, size_t len);
   void FlushOut();  // takes MrTable::mu() when target memory is queued
+  // Moves the QP to error (flushing its WRs) and withdraws our unsent
+  // requests, whose buffers then belong to the application again.
+  void QpError();
   void FlushOutLocked();
   bool InputAllowed() const;
   bool HasRecv() const;

@@ -194,7 +194,7 @@ void TcpConn::FinishResp() {
   }
   // RC: the failing WR reports the error, everything after it flushes.
   qp_->CompleteFront(WcStatus(cur_.value));
-  qp_->EnterError();
+  QpError();
 }
 
 // ---------------------------------------------------------------------------
@@ -236,7 +236,7 @@ void TcpConn::TargetError(uint64_t status) {
   // The responder QP fails too: requests after this one are dropped
   // unexecuted (the initiator flushes them), posted receives flush.
   target_error_ = true;
-  if (qp_ != nullptr) qp_->EnterError();
+  QpError();
 }
 
 uint64_t TcpConn::ExecuteFlush(const FrameHeader& h) {

@@ -18,6 +18,8 @@
 
 namespace rpma::prov::tcp {
 namespace {
+const uint8_t kZeros[64 * 1024] = {};
+
 bool IsRequest(uint8_t type) {
   return type >= kFrameWrite && type < kFrameResp;
 }
@@ -256,6 +258,25 @@ void TcpConn::QueueOwned(const FrameHeader& h, const void* payload,
   f.payload_len = len;
 }
 
+void TcpConn::QpError() {
+  if (qp_ == nullptr) return;
+  qp_->EnterError();
+  // The flushed WRs' buffers are the application's again: our requests not
+  // yet sent are withdrawn, and the unsent rest of a partly sent one is
+  // replaced by zeros (the peer drops requests once either QP failed, and
+  // the frame must still end where its header says).
+  std::deque<OutFrame> keep;
+  for (OutFrame& f : out_) {
+    if (f.request && f.sent == 0) {
+      --out_requests_;
+      continue;
+    }
+    if (f.request) f.zero = true;
+    keep.push_back(std::move(f));
+  }
+  out_.swap(keep);
+}
+
 void TcpConn::FlushOut() {
   if (out_target_ > 0 && !mr_lock_held_) {
     std::shared_lock<std::shared_mutex> mr_lock(mrs_->mu());
@@ -271,6 +292,7 @@ void TcpConn::FlushOutLocked() {
   if (fd_ < 0 || broken_) {
     out_.clear();
     out_target_ = 0;
+    out_requests_ = 0;
     return;
   }
   constexpr int kMaxIov = 64;
@@ -289,14 +311,20 @@ void TcpConn::FlushOutLocked() {
       if (f.sent < kHeaderSize) {
         iov[n++] = {const_cast<uint8_t*>(f.hdr) + f.sent, kHeaderSize - f.sent};
         total += kHeaderSize - f.sent;
-        if (f.payload_len > 0) {
-          iov[n++] = {const_cast<uint8_t*>(f.payload), f.payload_len};
-          total += f.payload_len;
-        }
-      } else {
-        size_t off = f.sent - kHeaderSize;
-        iov[n++] = {const_cast<uint8_t*>(f.payload) + off, f.payload_len - off};
-        total += f.payload_len - off;
+      }
+      size_t off = f.sent > kHeaderSize ? f.sent - kHeaderSize : 0;
+      size_t len = f.payload_len - off;
+      if (len > 0 && f.zero) {
+        // Filler for a withdrawn request: in chunks, and nothing after it
+        // in this call (the chunk may not finish the frame).
+        len = std::min(len, sizeof(kZeros));
+        iov[n++] = {const_cast<uint8_t*>(kZeros), len};
+        total += len;
+        break;
+      }
+      if (len > 0) {
+        iov[n++] = {const_cast<uint8_t*>(f.payload) + off, len};
+        total += len;
       }
     }
     msghdr m{};

@@ -745,6 +745,66 @@ TEST_F(TcpDataTest, BlockingCompletionEventWakesUp) {
   ch.reset();
 }
 
+TEST_F(TcpDataTest, DeregistrationDuringRemoteWritesIsSafe) {
+  // Large writes arrive in many pieces; the region goes away (and is
+  // unmapped) in between: the rest of a payload is discarded, never
+  // placed, and the write fails with a remote access error.
+  constexpr size_t kLen = 4 << 20;
+  void* tgt = mmap(nullptr, kLen, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(tgt, MAP_FAILED);
+  std::vector<uint8_t> src(kLen, 0x7e);
+  std::unique_ptr<Mr> tmr, smr;
+  ASSERT_EQ(p_.server.pd->RegMr(tgt, kLen, kAll, &tmr), 0);
+  ASSERT_EQ(p_.client.pd->RegMr(src.data(), src.size(), kAll, &smr), 0);
+  SendWr w;
+  w.opcode = Opcode::kWrite;
+  w.signaled = true;
+  w.sge = {src.data(), static_cast<uint32_t>(kLen), smr->lkey()};
+  w.remote_addr = reinterpret_cast<uint64_t>(tgt);
+  w.rkey = tmr->rkey();
+  for (int i = 0; i < 8; ++i) {
+    w.wr_id = i;
+    ASSERT_EQ(p_.client.qp()->PostSend(w), 0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  tmr.reset();
+  ASSERT_EQ(munmap(tgt, kLen), 0);
+  auto wc = PollN(p_.client.cq.get(), 8, 10000);
+  ASSERT_EQ(wc.size(), 8u);
+  bool failed = false;
+  for (auto& c : wc) failed |= c.status != IBV_WC_SUCCESS;
+  EXPECT_TRUE(failed);  // 32 MiB cannot all have landed within 2 ms
+}
+
+TEST_F(TcpDataTest, FlushedWritesNoLongerUseTheirBuffers) {
+  // Writes still queued when Disconnect() flushes them: once their
+  // completions are out, the buffer is the application's (ASan would
+  // catch a later send from it).
+  constexpr size_t kLen = 4 << 20;
+  auto src = std::make_unique<std::vector<uint8_t>>(kLen, 0x11);
+  std::vector<uint8_t> tgt(kLen);
+  std::unique_ptr<Mr> tmr, smr;
+  ASSERT_EQ(p_.server.pd->RegMr(tgt.data(), kLen, kAll, &tmr), 0);
+  ASSERT_EQ(p_.client.pd->RegMr(src->data(), kLen, kAll, &smr), 0);
+  SendWr w;
+  w.opcode = Opcode::kWrite;
+  w.signaled = true;
+  w.sge = {src->data(), static_cast<uint32_t>(kLen), smr->lkey()};
+  w.remote_addr = reinterpret_cast<uint64_t>(tgt.data());
+  w.rkey = tmr->rkey();
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(p_.client.qp()->PostSend(w), 0);
+  ASSERT_EQ(p_.client.id->Disconnect(), 0);
+  auto wc = PollN(p_.client.cq.get(), 8);
+  ASSERT_EQ(wc.size(), 8u);
+  EXPECT_EQ(wc[7].status, IBV_WC_WR_FLUSH_ERR);
+  smr.reset();
+  src.reset();
+  CmEvent ev;
+  ASSERT_TRUE(NextEvent(p_.client.ch.get(), &ev));
+  EXPECT_EQ(ev.type, CmEventType::kDisconnected);
+}
+
 TEST_F(TcpDataTest, PostSendAfterDisconnectFlushes) {
   ASSERT_EQ(p_.client.id->Disconnect(), 0);
   ASSERT_EQ(p_.client.qp()->PostSend(Wr(Opcode::kWrite, 5, 0, 8)), 0);
