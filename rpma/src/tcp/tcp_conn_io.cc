@@ -261,6 +261,17 @@ void TcpConn::QueueOwned(const FrameHeader& h, const void* payload,
 void TcpConn::QpError() {
   if (qp_ == nullptr) return;
   qp_->EnterError();
+  // A payload being placed into an application buffer (a READ response
+  // into the WR's sge, a SEND into a receive) stops there: that WR is
+  // flushed now and its buffer may be reused as soon as it is polled.
+  if (in_payload_ && (cur_.type == kFrameResp || have_recv_)) {
+    dst_ = nullptr;
+    ignore_cur_ = true;
+  }
+  if (have_recv_) {
+    qp_->FlushOne(cur_recv_.wr_id, true);
+    have_recv_ = false;
+  }
   // The flushed WRs' buffers are the application's again: our requests not
   // yet sent are withdrawn, and the unsent rest of a partly sent one is
   // replaced by zeros (the peer drops requests once either QP failed, and
