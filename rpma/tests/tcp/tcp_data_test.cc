@@ -805,6 +805,35 @@ TEST_F(TcpDataTest, FlushedWritesNoLongerUseTheirBuffers) {
   EXPECT_EQ(ev.type, CmEventType::kDisconnected);
 }
 
+TEST_F(TcpDataTest, FlushedReadsStopFillingTheirBuffers) {
+  // Large reads in flight when Disconnect() flushes them: after the
+  // completions the destination is unmapped; a late placement would fault.
+  constexpr size_t kLen = 4 << 20;
+  std::vector<uint8_t> src(kLen, 0x22);
+  void* dst = mmap(nullptr, kLen, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(dst, MAP_FAILED);
+  std::unique_ptr<Mr> tmr, dmr;
+  ASSERT_EQ(p_.server.pd->RegMr(src.data(), kLen, kAll, &tmr), 0);
+  ASSERT_EQ(p_.client.pd->RegMr(dst, kLen, kAll, &dmr), 0);
+  SendWr r;
+  r.opcode = Opcode::kRead;
+  r.signaled = true;
+  r.sge = {dst, static_cast<uint32_t>(kLen), dmr->lkey()};
+  r.remote_addr = reinterpret_cast<uint64_t>(src.data());
+  r.rkey = tmr->rkey();
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(p_.client.qp()->PostSend(r), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_EQ(p_.client.id->Disconnect(), 0);
+  auto wc = PollN(p_.client.cq.get(), 8);
+  ASSERT_EQ(wc.size(), 8u);
+  dmr.reset();
+  ASSERT_EQ(munmap(dst, kLen), 0);
+  CmEvent ev;
+  ASSERT_TRUE(NextEvent(p_.client.ch.get(), &ev));
+  EXPECT_EQ(ev.type, CmEventType::kDisconnected);
+}
+
 TEST_F(TcpDataTest, PostSendAfterDisconnectFlushes) {
   ASSERT_EQ(p_.client.id->Disconnect(), 0);
   ASSERT_EQ(p_.client.qp()->PostSend(Wr(Opcode::kWrite, 5, 0, 8)), 0);
