@@ -316,3 +316,70 @@ TEST(TcpCmTest, ListenOnBusyPortFails) {
 
 }  // namespace
 }  // namespace rpma::prov::tcp_test
+
+namespace rpma::prov::tcp_test {
+namespace {
+
+// Every error the tcp provider documents, one check each.
+TEST(TcpErrorsTest, ArgumentAndStateErrors) {
+  Side s;
+  s.Init();
+  std::unique_ptr<Mr> mr;
+  char buf[64];
+  EXPECT_EQ(s.pd->RegMr(nullptr, 64, kAccessLocalWrite, &mr), -EINVAL);
+  EXPECT_EQ(s.pd->RegMr(buf, 0, kAccessLocalWrite, &mr), -EINVAL);
+  EXPECT_EQ(s.pd->RegMr(buf, 64, 1 << 20, &mr), -EINVAL);
+  EXPECT_EQ(mr, nullptr);
+  std::unique_ptr<Cq> cq;
+  EXPECT_EQ(s.pd->CreateCq(0, nullptr, &cq), -EINVAL);
+  EXPECT_EQ(cq, nullptr);
+  std::unique_ptr<Srq> srq;
+  EXPECT_EQ(s.pd->CreateSrq(0, &srq), -EINVAL);
+  ASSERT_EQ(s.pd->CreateSrq(1, &srq), 0);
+  RecvWr rv;
+  EXPECT_EQ(srq->PostRecv(rv), 0);
+  EXPECT_EQ(srq->PostRecv(rv), -ENOMEM);
+  std::unique_ptr<Listener> l;
+  EXPECT_EQ(s.pd->Listen("no.such.host.invalid", "1", s.ch.get(), &l), -EINVAL);
+  EXPECT_EQ(s.pd->Listen("192.0.2.1", "20000", s.ch.get(), &l),
+            -EADDRNOTAVAIL);  // not an address of this host
+  std::unique_ptr<CmId> id;
+  EXPECT_EQ(s.pd->CreateActiveId("no.such.host.invalid", "1", 100, &id),
+            -EINVAL);
+  EXPECT_EQ(id, nullptr);
+
+  // State errors on an active id that is not connected.
+  ASSERT_EQ(s.pd->CreateActiveId("127.0.0.1", NextPort().c_str(), 100, &s.id),
+            0);
+  QpInit bad;
+  EXPECT_EQ(s.id->CreateQp(bad), -EINVAL);  // no CQs
+  ASSERT_EQ(s.MakeQp(), 0);
+  EXPECT_EQ(s.MakeQp(), -EINVAL);  // at most once
+  SendWr w;
+  w.opcode = Opcode::kSend;
+  EXPECT_EQ(s.qp()->PostSend(w), -EINVAL);       // not established yet
+  EXPECT_EQ(s.id->Accept(nullptr, 0), -EINVAL);  // active side
+  EXPECT_EQ(s.id->Reject(), -EINVAL);
+  EXPECT_EQ(s.id->Disconnect(), -EINVAL);         // never connected
+  EXPECT_EQ(s.id->Connect(nullptr, 3), -EINVAL);  // len without data
+  ASSERT_EQ(s.id->Migrate(s.ch.get()), 0);
+  ASSERT_EQ(s.id->Connect(nullptr, 0), 0);
+  EXPECT_EQ(s.id->Connect(nullptr, 0), -EINVAL);  // once
+  srq.reset();
+}
+
+TEST(TcpErrorsTest, InlineDataIsBounded) {
+  Pair p;
+  p.Connect();
+  std::vector<uint8_t> big(65, 1);
+  SendWr w;
+  w.opcode = Opcode::kSend;
+  w.inline_data = true;
+  w.sge = {big.data(), 65, 0};
+  EXPECT_EQ(p.client.qp()->PostSend(w), -EINVAL);
+  w.sge.length = 64;
+  EXPECT_EQ(p.client.qp()->PostSend(w), 0);
+}
+
+}  // namespace
+}  // namespace rpma::prov::tcp_test
