@@ -148,16 +148,17 @@ RPMA_EXPORT int rpma_flush(struct rpma_conn* conn, struct rpma_mr_remote* dst,
                            enum rpma_flush_type type, int flags,
                            const void* op_context) {
   if (conn == nullptr || dst == nullptr || flags == 0) return RPMA_E_INVAL;
-  if (type == RPMA_FLUSH_TYPE_PERSISTENT && !conn->direct_write_to_pmem) {
+  const int t = rpma::EnumValue(&type);
+  if (t == RPMA_FLUSH_TYPE_PERSISTENT && !conn->direct_write_to_pmem) {
     RPMA_LOG_ERROR(
         "the persistent flush needs the peer's direct write to PMem "
         "(rpma_conn_apply_remote_peer_cfg)");
     return RPMA_E_NOSUPP;
   }
   // As librpma, an unknown type passes both gates.
-  if ((type == RPMA_FLUSH_TYPE_PERSISTENT &&
+  if ((t == RPMA_FLUSH_TYPE_PERSISTENT &&
        !(dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) ||
-      (type == RPMA_FLUSH_TYPE_VISIBILITY &&
+      (t == RPMA_FLUSH_TYPE_VISIBILITY &&
        !(dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY))) {
     RPMA_LOG_ERROR("the remote region does not support this flush type");
     return RPMA_E_NOSUPP;
@@ -166,7 +167,7 @@ RPMA_EXPORT int rpma_flush(struct rpma_conn* conn, struct rpma_mr_remote* dst,
   SetRemote(&wr, dst, dst_offset);
   if (conn->native_flush) {
     InitWr(&wr, Opcode::kFlush, flags, op_context);
-    wr.flush_type = type == RPMA_FLUSH_TYPE_VISIBILITY
+    wr.flush_type = t == RPMA_FLUSH_TYPE_VISIBILITY
                         ? rpma::prov::FlushType::kVisibility
                         : rpma::prov::FlushType::kPersistent;
     wr.flush_length = len;

@@ -13,6 +13,18 @@
 
 namespace rpma {
 
+// The integer behind an enum argument. C callers may pass any int in an
+// enum parameter; reading it through memcpy keeps UBSan's enum check from
+// flagging the validation itself.
+// Takes the enum's address: even passing it by value would be a load.
+template <typename E>
+inline int EnumValue(const E* e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, e, sizeof(v));
+  return v;
+}
+
 // librpma maps allocation failures to RPMA_E_NOMEM and every other
 // provider failure to RPMA_E_PROVIDER (after logging the errno text).
 inline int ProviderError(int neg_errno) {

@@ -48,7 +48,8 @@ void Timestamp(char* buf, size_t size) {
 void DefaultLogFunction(enum rpma_log_level level, const char* file_name,
                         const int line_no, const char* function_name,
                         const char* message_format, ...) {
-  if (level < RPMA_LOG_LEVEL_FATAL || level > RPMA_LOG_LEVEL_DEBUG) return;
+  const int lvl = EnumValue(&level);
+  if (lvl < RPMA_LOG_LEVEL_FATAL || lvl > RPMA_LOG_LEVEL_DEBUG) return;
   char message[1024];
   va_list ap;
   va_start(ap, message_format);
@@ -63,15 +64,14 @@ void DefaultLogFunction(enum rpma_log_level level, const char* file_name,
     std::snprintf(file_info, sizeof(file_info), "%s: %d: %s: ", file_name,
                   line_no, function_name != nullptr ? function_name : "");
   }
-  if (level <= g_threshold[RPMA_LOG_THRESHOLD_AUX].load()) {
+  if (lvl <= g_threshold[RPMA_LOG_THRESHOLD_AUX].load()) {
     char ts[64];
     Timestamp(ts, sizeof(ts));
     std::fprintf(stderr, "%s [%ld] %s%s%s\n", ts,
-                 static_cast<long>(syscall(SYS_gettid)), kLevelTag[level],
+                 static_cast<long>(syscall(SYS_gettid)), kLevelTag[lvl],
                  file_info, message);
   }
-  syslog(kSyslogPriority[level], "%s%s%s", kLevelTag[level], file_info,
-         message);
+  syslog(kSyslogPriority[lvl], "%s%s%s", kLevelTag[lvl], file_info, message);
 }
 
 // As librpma's library constructor/destructor: syslog opened once, and no
@@ -109,11 +109,12 @@ void LogEmit(int level, const char* file, int line, const char* func,
 
 RPMA_EXPORT int rpma_log_set_threshold(enum rpma_log_threshold threshold,
                                        enum rpma_log_level level) {
-  if (threshold != RPMA_LOG_THRESHOLD && threshold != RPMA_LOG_THRESHOLD_AUX)
+  int t = rpma::EnumValue(&threshold);
+  int l = rpma::EnumValue(&level);
+  if (t != RPMA_LOG_THRESHOLD && t != RPMA_LOG_THRESHOLD_AUX)
     return RPMA_E_INVAL;
-  if (level < RPMA_LOG_DISABLED || level > RPMA_LOG_LEVEL_DEBUG)
-    return RPMA_E_INVAL;
-  rpma::g_threshold[threshold].store(level);
+  if (l < RPMA_LOG_DISABLED || l > RPMA_LOG_LEVEL_DEBUG) return RPMA_E_INVAL;
+  rpma::g_threshold[t].store(l);
   return 0;
 }
 

@@ -28,9 +28,15 @@ int UsageToAccess(const rpma_peer* peer, int usage) {
       access |= kAccessRemoteRead;
     }
   }
-  // librpma adds REMOTE_WRITE for READ_DST on iWARP only; neither provider
-  // is iWARP-shaped, so it is never added here.
-  if (usage & RPMA_MR_USAGE_READ_DST) access |= kAccessLocalWrite;
+  if (usage & RPMA_MR_USAGE_READ_DST) {
+    access |= kAccessLocalWrite;
+    // iWARP places RDMA READ responses as remote writes (librpma does the
+    // same; the tcp provider's synthetic device reports iWARP).
+    struct ibv_context* ctx = peer->device->context();
+    if (ctx != nullptr && ctx->device != nullptr &&
+        ctx->device->transport_type == IBV_TRANSPORT_IWARP)
+      access |= kAccessRemoteWrite;
+  }
   if (usage & RPMA_MR_USAGE_WRITE_SRC) access |= kAccessLocalWrite;
   if (usage & RPMA_MR_USAGE_WRITE_DST)
     access |= kAccessRemoteWrite | kAccessLocalWrite;

@@ -9,18 +9,18 @@ RPMA_EXPORT int rpma_utils_get_ibv_context(const char* addr,
                                            enum rpma_util_ibv_context_type type,
                                            struct ibv_context** ibv_ctx_ptr) {
   if (addr == nullptr || ibv_ctx_ptr == nullptr) return RPMA_E_INVAL;
-  if (type != RPMA_UTIL_IBV_CONTEXT_LOCAL &&
-      type != RPMA_UTIL_IBV_CONTEXT_REMOTE)
+  const int t = rpma::EnumValue(&type);
+  if (t != RPMA_UTIL_IBV_CONTEXT_LOCAL && t != RPMA_UTIL_IBV_CONTEXT_REMOTE)
     return RPMA_E_INVAL;
 
   rpma::prov::Device* device = nullptr;
-  int rc = rpma::prov::SelectDevice(addr, type == RPMA_UTIL_IBV_CONTEXT_LOCAL,
-                                    &device);
+  int rc =
+      rpma::prov::SelectDevice(addr, t == RPMA_UTIL_IBV_CONTEXT_LOCAL, &device);
   if (rc != 0) {
     // librpma: rdma_getaddrinfo/rdma_bind_addr/rdma_resolve_addr failures
     // are provider errors; only an allocation failure is NOMEM.
     RPMA_LOG_ERROR("no device for address %s (%s): %s", addr,
-                   type == RPMA_UTIL_IBV_CONTEXT_LOCAL ? "local" : "remote",
+                   t == RPMA_UTIL_IBV_CONTEXT_LOCAL ? "local" : "remote",
                    std::strerror(-rc));
     return rc == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
   }
@@ -43,7 +43,7 @@ RPMA_EXPORT int rpma_utils_ibv_context_is_odp_capable(
 
 RPMA_EXPORT const char* rpma_utils_conn_event_2str(
     enum rpma_conn_event conn_event) {
-  switch (conn_event) {
+  switch (rpma::EnumValue(&conn_event)) {
     case RPMA_CONN_UNDEFINED:
       return "Undefined connection event";
     case RPMA_CONN_ESTABLISHED:

@@ -1,0 +1,150 @@
+// Completion routing: separate receive CQ, shared completion channel with
+// rpma_conn_wait, and an SRQ (with its own receive CQ) under connections.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "api_test_util.h"
+#include "librpma.h"
+
+namespace {
+
+using rpma_test::ConnPairFixture;
+using rpma_test::Readable;
+
+// Both sides: rcq_size 5 and a shared completion channel.
+class SharedChannelTest : public ConnPairFixture {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(rpma_conn_cfg_new(&cfg_), 0);
+    ASSERT_EQ(rpma_conn_cfg_set_rcq_size(cfg_, 5), 0);
+    ASSERT_EQ(rpma_conn_cfg_set_compl_channel(cfg_, true), 0);
+    ConnPairFixture::SetUp();
+    if (HasFatalFailure()) return;
+    buf_.assign(256, 0);
+    ASSERT_EQ(rpma_mr_reg(peer_, buf_.data(), buf_.size(),
+                          RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &mr_),
+              0);
+  }
+  void TearDown() override {
+    CloseConns();
+    rpma_mr_dereg(&mr_);
+    rpma_conn_cfg_delete(&cfg_);
+    ConnPairFixture::TearDown();
+  }
+  const struct rpma_conn_cfg* ClientCfg() override { return cfg_; }
+  const struct rpma_conn_cfg* ServerCfg() override { return cfg_; }
+  struct rpma_conn_cfg* cfg_ = nullptr;
+  std::vector<char> buf_;
+  struct rpma_mr_local* mr_ = nullptr;
+};
+
+TEST_F(SharedChannelTest, CqWaitRefusesSharedChannel) {
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  EXPECT_EQ(rpma_cq_wait(cq), RPMA_E_SHARED_CHANNEL);
+}
+
+TEST_F(SharedChannelTest, CqAndRcqShareTheComplFd) {
+  int compl_fd = -1, cq_fd = -2, rcq_fd = -3;
+  ASSERT_EQ(rpma_conn_get_compl_fd(server_, &compl_fd), 0);
+  struct rpma_cq* cq = nullptr;
+  struct rpma_cq* rcq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(server_, &cq), 0);
+  ASSERT_EQ(rpma_conn_get_rcq(server_, &rcq), 0);
+  ASSERT_NE(rcq, nullptr);
+  ASSERT_EQ(rpma_cq_get_fd(cq, &cq_fd), 0);
+  ASSERT_EQ(rpma_cq_get_fd(rcq, &rcq_fd), 0);
+  EXPECT_EQ(compl_fd, cq_fd);
+  EXPECT_EQ(compl_fd, rcq_fd);
+}
+
+TEST_F(SharedChannelTest, ConnWaitTellsWhichCqFired) {
+  ASSERT_EQ(rpma_recv(server_, mr_, 0, 64, nullptr), 0);
+  std::memcpy(buf_.data() + 128, "msg", 4);
+  ASSERT_EQ(rpma_send(client_, mr_, 128, 4, RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  int fd = -1;
+  ASSERT_EQ(rpma_conn_get_compl_fd(server_, &fd), 0);
+  ASSERT_TRUE(Readable(fd, 5000));
+  struct rpma_cq* cq = nullptr;
+  bool is_rcq = false;
+  ASSERT_EQ(rpma_conn_wait(server_, 0, &cq, &is_rcq), 0);
+  struct rpma_cq* rcq = nullptr;
+  ASSERT_EQ(rpma_conn_get_rcq(server_, &rcq), 0);
+  EXPECT_EQ(cq, rcq);
+  EXPECT_TRUE(is_rcq);
+  struct ibv_wc wc;
+  ASSERT_EQ(rpma_cq_get_wc(cq, 1, &wc, nullptr), 0);
+  EXPECT_EQ(wc.opcode, IBV_WC_RECV);
+
+  // The sender's completion goes to the sender's main CQ.
+  ASSERT_EQ(rpma_conn_get_compl_fd(client_, &fd), 0);
+  ASSERT_TRUE(Readable(fd, 5000));
+  ASSERT_EQ(rpma_conn_wait(client_, 0, &cq, nullptr), 0);
+  struct rpma_cq* main_cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &main_cq), 0);
+  EXPECT_EQ(cq, main_cq);
+  ASSERT_EQ(rpma_cq_get_wc(cq, 1, &wc, nullptr), 0);
+  EXPECT_EQ(wc.opcode, IBV_WC_SEND);
+}
+
+// Server connections take receives from one SRQ that has its own RCQ.
+class SrqTest : public ConnPairFixture {
+ protected:
+  void SetUp() override {
+    rpma_test::UseTcp();
+    // The SRQ needs the peer: build it after PeerFixture, before Connect.
+    PeerFixture::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(rpma_srq_new(peer_, nullptr, &srq_), 0);
+    ASSERT_EQ(rpma_conn_cfg_new(&cfg_), 0);
+    ASSERT_EQ(rpma_conn_cfg_set_srq(cfg_, srq_), 0);
+    ASSERT_EQ(rpma_conn_cfg_set_rcq_size(cfg_, 5), 0);  // ignored
+    Connect(nullptr, cfg_);
+    if (HasFatalFailure()) return;
+    buf_.assign(256, 0);
+    ASSERT_EQ(rpma_mr_reg(peer_, buf_.data(), buf_.size(),
+                          RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &mr_),
+              0);
+  }
+  void TearDown() override {
+    CloseConns();  // connections before the SRQ, the SRQ before the peer
+    EXPECT_EQ(rpma_srq_delete(&srq_), 0);
+    rpma_mr_dereg(&mr_);
+    rpma_conn_cfg_delete(&cfg_);
+    ConnPairFixture::TearDown();
+  }
+  struct rpma_srq* srq_ = nullptr;
+  struct rpma_conn_cfg* cfg_ = nullptr;
+  std::vector<char> buf_;
+  struct rpma_mr_local* mr_ = nullptr;
+};
+
+TEST_F(SrqTest, ReceivesLandInTheSrqsCqWithTheConnectionsQpNum) {
+  struct rpma_cq* rcq = reinterpret_cast<struct rpma_cq*>(0x1);
+  ASSERT_EQ(rpma_conn_get_rcq(server_, &rcq), 0);
+  EXPECT_EQ(rcq, nullptr) << "an SRQ with an RCQ leaves the conn without one";
+  struct rpma_cq* srq_rcq = nullptr;
+  ASSERT_EQ(rpma_srq_get_rcq(srq_, &srq_rcq), 0);
+  ASSERT_NE(srq_rcq, nullptr);
+  ASSERT_EQ(rpma_srq_recv(srq_, mr_, 0, 64, nullptr), 0);
+  std::memcpy(buf_.data() + 128, "via srq", 8);
+  ASSERT_EQ(rpma_send(client_, mr_, 128, 8, RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  int fd = -1;
+  ASSERT_EQ(rpma_cq_get_fd(srq_rcq, &fd), 0);
+  ASSERT_TRUE(Readable(fd, 5000));
+  ASSERT_EQ(rpma_cq_wait(srq_rcq), 0);
+  struct ibv_wc wc;
+  ASSERT_EQ(rpma_cq_get_wc(srq_rcq, 1, &wc, nullptr), 0);
+  EXPECT_EQ(wc.opcode, IBV_WC_RECV);
+  uint32_t qp = 0;
+  ASSERT_EQ(rpma_conn_get_qp_num(server_, &qp), 0);
+  EXPECT_EQ(wc.qp_num, qp);
+  EXPECT_STREQ(buf_.data(), "via srq");
+}
+
+}  // namespace

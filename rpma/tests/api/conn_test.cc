@@ -1,0 +1,441 @@
+// conn getters, events and the data path's synchronous checks: every
+// documented error, on an in-process connection over 127.0.0.1.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "api_test_util.h"
+#include "librpma.h"
+
+namespace {
+
+using rpma_test::ConnPairFixture;
+
+TEST(ConnNullTest, EveryFunctionRejectsNullConn) {
+  int fd;
+  uint32_t qp;
+  struct rpma_cq* cq;
+  bool b;
+  enum rpma_conn_event ev;
+  struct rpma_conn_private_data pd;
+  struct rpma_peer_cfg* pcfg = nullptr;
+  ASSERT_EQ(rpma_peer_cfg_new(&pcfg), 0);
+  EXPECT_EQ(rpma_conn_get_event_fd(nullptr, &fd), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_next_event(nullptr, &ev), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_get_private_data(nullptr, &pd), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_apply_remote_peer_cfg(nullptr, pcfg), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_get_qp_num(nullptr, &qp), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_get_cq(nullptr, &cq), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_get_rcq(nullptr, &cq), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_get_compl_fd(nullptr, &fd), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_wait(nullptr, 0, &cq, &b), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_disconnect(nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_delete(nullptr), RPMA_E_INVAL);
+  struct rpma_conn* none = nullptr;
+  EXPECT_EQ(rpma_conn_delete(&none), 0);
+  char src[8] = {};
+  EXPECT_EQ(rpma_read(nullptr, nullptr, 0, nullptr, 0, 0,
+                      RPMA_F_COMPLETION_ALWAYS, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_write(nullptr, nullptr, 0, nullptr, 0, 0,
+                       RPMA_F_COMPLETION_ALWAYS, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_write_with_imm(nullptr, nullptr, 0, nullptr, 0, 0,
+                                RPMA_F_COMPLETION_ALWAYS, 1, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(
+      rpma_send(nullptr, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, nullptr),
+      RPMA_E_INVAL);
+  EXPECT_EQ(rpma_send_with_imm(nullptr, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS,
+                               1, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_recv(nullptr, nullptr, 0, 0, nullptr), RPMA_E_INVAL);
+  uint8_t desc[21] = {};
+  desc[20] = RPMA_MR_USAGE_WRITE_DST;
+  struct rpma_mr_remote* dst = nullptr;
+  ASSERT_EQ(rpma_mr_remote_from_descriptor(desc, 21, &dst), 0);
+  EXPECT_EQ(rpma_atomic_write(nullptr, dst, 0, src, RPMA_F_COMPLETION_ALWAYS,
+                              nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_flush(nullptr, dst, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+                       RPMA_F_COMPLETION_ALWAYS, nullptr),
+            RPMA_E_INVAL);
+  rpma_mr_remote_delete(&dst);
+  rpma_peer_cfg_delete(&pcfg);
+}
+
+TEST(CqNullTest, EveryFunctionRejectsNullCq) {
+  int fd;
+  struct ibv_wc wc;
+  int got;
+  EXPECT_EQ(rpma_cq_get_fd(nullptr, &fd), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_cq_wait(nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_cq_get_wc(nullptr, 1, &wc, &got), RPMA_E_INVAL);
+}
+
+// A connected pair plus registered buffers on both ends: the server
+// exposes `remote_` (read/write/flush-able), the client owns `local_`.
+class ConnTest : public ConnPairFixture {
+ protected:
+  void SetUp() override {
+    ConnPairFixture::SetUp();
+    if (HasFatalFailure()) return;
+    server_buf_.assign(4096, 0);
+    client_buf_.assign(4096, 0);
+    ASSERT_EQ(rpma_mr_reg(peer_, server_buf_.data(), server_buf_.size(),
+                          RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+                              RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+                              RPMA_MR_USAGE_RECV,
+                          &server_mr_),
+              0);
+    ASSERT_EQ(rpma_mr_reg(peer_, client_buf_.data(), client_buf_.size(),
+                          RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
+                              RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV,
+                          &local_),
+              0);
+    uint8_t desc[21];
+    ASSERT_EQ(rpma_mr_get_descriptor(server_mr_, desc), 0);
+    ASSERT_EQ(rpma_mr_remote_from_descriptor(desc, 21, &remote_), 0);
+  }
+  void TearDown() override {
+    rpma_mr_remote_delete(&remote_);
+    CloseConns();  // connections before their regions, regions before peer
+    rpma_mr_dereg(&local_);
+    rpma_mr_dereg(&server_mr_);
+    ConnPairFixture::TearDown();
+  }
+  // Bounded wait for one completion on cq.
+  int WaitWc(struct rpma_cq* cq, struct ibv_wc* wc) {
+    for (int i = 0; i < 500; i++) {
+      int rc = rpma_cq_get_wc(cq, 1, wc, nullptr);
+      if (rc != RPMA_E_NO_COMPLETION) return rc;
+      usleep(10000);
+    }
+    return RPMA_E_NO_COMPLETION;
+  }
+  std::vector<char> server_buf_, client_buf_;
+  struct rpma_mr_local* server_mr_ = nullptr;
+  struct rpma_mr_local* local_ = nullptr;
+  struct rpma_mr_remote* remote_ = nullptr;
+};
+
+TEST_F(ConnTest, GettersRejectNullOut) {
+  EXPECT_EQ(rpma_conn_get_event_fd(client_, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_next_event(client_, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_get_private_data(client_, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_apply_remote_peer_cfg(client_, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_get_qp_num(client_, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_get_cq(client_, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_get_rcq(client_, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_get_compl_fd(client_, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_conn_wait(client_, 0, nullptr, nullptr), RPMA_E_INVAL);
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  EXPECT_EQ(rpma_cq_get_fd(cq, nullptr), RPMA_E_INVAL);
+}
+
+TEST_F(ConnTest, DefaultsHaveNoReceiveCqAndNoSharedChannel) {
+  struct rpma_cq* rcq = reinterpret_cast<struct rpma_cq*>(0x1);
+  ASSERT_EQ(rpma_conn_get_rcq(client_, &rcq), 0);
+  EXPECT_EQ(rcq, nullptr);
+  int fd = -1;
+  EXPECT_EQ(rpma_conn_get_compl_fd(client_, &fd), RPMA_E_NOT_SHARED_CHNL);
+  struct rpma_cq* cq = nullptr;
+  EXPECT_EQ(rpma_conn_wait(client_, 0, &cq, nullptr), RPMA_E_NOT_SHARED_CHNL);
+}
+
+TEST_F(ConnTest, NextEventOnNonBlockingFdGivesNoEvent) {
+  int fd = -1;
+  ASSERT_EQ(rpma_conn_get_event_fd(client_, &fd), 0);
+  ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+  enum rpma_conn_event ev;
+  EXPECT_EQ(rpma_conn_next_event(client_, &ev), RPMA_E_NO_EVENT);
+}
+
+TEST_F(ConnTest, CqWaitOnNonBlockingFdGivesNoCompletion) {
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  int fd = -1;
+  ASSERT_EQ(rpma_cq_get_fd(cq, &fd), 0);
+  ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+  EXPECT_EQ(rpma_cq_wait(cq), RPMA_E_NO_COMPLETION);
+}
+
+TEST_F(ConnTest, GetWcChecksArgumentsAndReportsNoCompletion) {
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  struct ibv_wc wc[2];
+  int got = -1;
+  EXPECT_EQ(rpma_cq_get_wc(cq, 0, wc, &got), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_cq_get_wc(cq, 1, nullptr, &got), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_cq_get_wc(cq, 2, wc, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_cq_get_wc(cq, 2, wc, &got), RPMA_E_NO_COMPLETION);
+  EXPECT_EQ(got, -1) << "written on failure";
+  EXPECT_EQ(rpma_cq_get_wc(cq, 1, wc, nullptr), RPMA_E_NO_COMPLETION);
+}
+
+TEST_F(ConnTest, ReadAndWriteRejectZeroFlagsAndHalfNullPairs) {
+  const int f = RPMA_F_COMPLETION_ALWAYS;
+  EXPECT_EQ(rpma_read(client_, local_, 0, remote_, 0, 8, 0, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_read(client_, nullptr, 0, remote_, 0, 8, f, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_read(client_, local_, 0, nullptr, 0, 8, f, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_read(client_, nullptr, 1, nullptr, 0, 0, f, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_read(client_, nullptr, 0, nullptr, 1, 0, f, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_read(client_, nullptr, 0, nullptr, 0, 1, f, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_write(client_, remote_, 0, local_, 0, 8, 0, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_write(client_, nullptr, 0, local_, 0, 8, f, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_write(client_, remote_, 0, nullptr, 0, 8, f, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_write(client_, nullptr, 0, nullptr, 0, 1, f, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(
+      rpma_write_with_imm(client_, remote_, 0, local_, 0, 8, 0, 1, nullptr),
+      RPMA_E_INVAL);
+  EXPECT_EQ(
+      rpma_write_with_imm(client_, nullptr, 0, local_, 0, 8, f, 1, nullptr),
+      RPMA_E_INVAL);
+  EXPECT_EQ(
+      rpma_write_with_imm(client_, remote_, 0, nullptr, 0, 8, f, 1, nullptr),
+      RPMA_E_INVAL);
+}
+
+TEST_F(ConnTest, SendAndRecvRejectZeroFlagsAndNullWithLength) {
+  const int f = RPMA_F_COMPLETION_ALWAYS;
+  EXPECT_EQ(rpma_send(client_, local_, 0, 8, 0, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_send(client_, nullptr, 1, 0, f, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_send(client_, nullptr, 0, 1, f, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_send_with_imm(client_, local_, 0, 8, 0, 1, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_send_with_imm(client_, nullptr, 0, 1, f, 1, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_recv(client_, nullptr, 1, 0, nullptr), RPMA_E_INVAL);
+  EXPECT_EQ(rpma_recv(client_, nullptr, 0, 1, nullptr), RPMA_E_INVAL);
+}
+
+TEST_F(ConnTest, AtomicWriteChecksArgumentsAndAlignment) {
+  const int f = RPMA_F_COMPLETION_ALWAYS;
+  char src[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_EQ(rpma_atomic_write(client_, nullptr, 0, src, f, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_atomic_write(client_, remote_, 0, nullptr, f, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_atomic_write(client_, remote_, 0, src, 0, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_atomic_write(client_, remote_, 4, src, f, nullptr),
+            RPMA_E_INVAL);
+}
+
+TEST_F(ConnTest, FlushChecksArguments) {
+  EXPECT_EQ(rpma_flush(client_, nullptr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+                       RPMA_F_COMPLETION_ALWAYS, nullptr),
+            RPMA_E_INVAL);
+  EXPECT_EQ(rpma_flush(client_, remote_, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY, 0,
+                       nullptr),
+            RPMA_E_INVAL);
+}
+
+TEST_F(ConnTest, PersistentFlushNeedsDirectWriteToPmem) {
+  // remote_ lacks FLUSH_TYPE_PERSISTENT too, but the peer_cfg gate is
+  // checked first.
+  EXPECT_EQ(rpma_flush(client_, remote_, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT,
+                       RPMA_F_COMPLETION_ALWAYS, nullptr),
+            RPMA_E_NOSUPP);
+}
+
+TEST_F(ConnTest, FlushNeedsTheRegionsFlushUsage) {
+  struct rpma_peer_cfg* pcfg = nullptr;
+  ASSERT_EQ(rpma_peer_cfg_new(&pcfg), 0);
+  ASSERT_EQ(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), 0);
+  ASSERT_EQ(rpma_conn_apply_remote_peer_cfg(client_, pcfg), 0);
+  rpma_peer_cfg_delete(&pcfg);
+  // remote_ has VISIBILITY only.
+  EXPECT_EQ(rpma_flush(client_, remote_, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT,
+                       RPMA_F_COMPLETION_ALWAYS, nullptr),
+            RPMA_E_NOSUPP);
+  uint8_t desc[21];
+  ASSERT_EQ(rpma_mr_get_descriptor(server_mr_, desc), 0);
+  desc[20] = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+  struct rpma_mr_remote* persistent_only = nullptr;
+  ASSERT_EQ(rpma_mr_remote_from_descriptor(desc, 21, &persistent_only), 0);
+  EXPECT_EQ(
+      rpma_flush(client_, persistent_only, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+                 RPMA_F_COMPLETION_ALWAYS, nullptr),
+      RPMA_E_NOSUPP);
+  rpma_mr_remote_delete(&persistent_only);
+}
+
+TEST_F(ConnTest, WriteFlushReadRoundTripWithCompletionFields) {
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  uint32_t qp = 0;
+  ASSERT_EQ(rpma_conn_get_qp_num(client_, &qp), 0);
+  std::memcpy(client_buf_.data(), "persistent hello", 17);
+  int ctx_w = 0, ctx_f = 0, ctx_r = 0;
+  ASSERT_EQ(rpma_write(client_, remote_, 100, local_, 0, 17,
+                       RPMA_F_COMPLETION_ALWAYS, &ctx_w),
+            0);
+  ASSERT_EQ(rpma_flush(client_, remote_, 100, 17, RPMA_FLUSH_TYPE_VISIBILITY,
+                       RPMA_F_COMPLETION_ALWAYS, &ctx_f),
+            0);
+  struct ibv_wc wc;
+  ASSERT_EQ(WaitWc(cq, &wc), 0);
+  EXPECT_EQ(wc.wr_id, reinterpret_cast<uintptr_t>(&ctx_w));
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+  EXPECT_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
+  EXPECT_EQ(wc.qp_num, qp);
+  ASSERT_EQ(WaitWc(cq, &wc), 0);
+  EXPECT_EQ(wc.wr_id, reinterpret_cast<uintptr_t>(&ctx_f));
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.opcode, IBV_WC_RDMA_READ);  // read-after-write flush
+  EXPECT_STREQ(server_buf_.data() + 100, "persistent hello");
+
+  ASSERT_EQ(rpma_read(client_, local_, 1000, remote_, 100, 17,
+                      RPMA_F_COMPLETION_ALWAYS, &ctx_r),
+            0);
+  ASSERT_EQ(WaitWc(cq, &wc), 0);
+  EXPECT_EQ(wc.wr_id, reinterpret_cast<uintptr_t>(&ctx_r));
+  EXPECT_EQ(wc.opcode, IBV_WC_RDMA_READ);
+  EXPECT_EQ(wc.byte_len, 17u);
+  EXPECT_STREQ(client_buf_.data() + 1000, "persistent hello");
+}
+
+TEST_F(ConnTest, OnErrorOnlyGivesNoCompletionOnSuccess) {
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  ASSERT_EQ(rpma_write(client_, remote_, 0, local_, 0, 8,
+                       RPMA_F_COMPLETION_ON_ERROR, nullptr),
+            0);
+  int marker = 0;
+  ASSERT_EQ(rpma_read(client_, local_, 8, remote_, 0, 8,
+                      RPMA_F_COMPLETION_ALWAYS, &marker),
+            0);
+  struct ibv_wc wc;
+  ASSERT_EQ(WaitWc(cq, &wc), 0);
+  EXPECT_EQ(wc.wr_id, reinterpret_cast<uintptr_t>(&marker))
+      << "the unsignaled write completed";
+}
+
+TEST_F(ConnTest, AtomicWriteLandsAndCompletesAsWrite) {
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  char src[8] = {'a', 't', 'o', 'm', 'i', 'c', '!', '\0'};
+  ASSERT_EQ(rpma_atomic_write(client_, remote_, 64, src,
+                              RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  std::memset(src, 0, sizeof(src));  // copied at post time
+  struct ibv_wc wc;
+  ASSERT_EQ(WaitWc(cq, &wc), 0);
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
+  // Make it visible to this (target) CPU before looking.
+  ASSERT_EQ(rpma_flush(client_, remote_, 64, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+                       RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  ASSERT_EQ(WaitWc(cq, &wc), 0);
+  EXPECT_STREQ(server_buf_.data() + 64, "atomic!");
+}
+
+TEST_F(ConnTest, SendWithImmArrivesInNetworkOrder) {
+  struct rpma_cq* scq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(server_, &scq), 0);
+  int rctx = 0;
+  ASSERT_EQ(rpma_recv(server_, server_mr_, 0, 64, &rctx), 0);
+  std::memcpy(client_buf_.data(), "ping", 5);
+  ASSERT_EQ(rpma_send_with_imm(client_, local_, 0, 5, RPMA_F_COMPLETION_ALWAYS,
+                               0x01020304, nullptr),
+            0);
+  struct ibv_wc wc;
+  ASSERT_EQ(WaitWc(scq, &wc), 0);
+  EXPECT_EQ(wc.wr_id, reinterpret_cast<uintptr_t>(&rctx));
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.opcode, IBV_WC_RECV);
+  EXPECT_EQ(wc.byte_len, 5u);
+  EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(ntohl(wc.imm_data), 0x01020304u);
+  uint32_t sqp = 0;
+  ASSERT_EQ(rpma_conn_get_qp_num(server_, &sqp), 0);
+  EXPECT_EQ(wc.qp_num, sqp);
+  EXPECT_STREQ(server_buf_.data(), "ping");
+  struct rpma_cq* ccq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &ccq), 0);
+  ASSERT_EQ(WaitWc(ccq, &wc), 0);
+  EXPECT_EQ(wc.opcode, IBV_WC_SEND);
+}
+
+TEST_F(ConnTest, WriteWithImmConsumesReceiveAtPeer) {
+  struct rpma_cq* scq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(server_, &scq), 0);
+  ASSERT_EQ(rpma_recv(server_, nullptr, 0, 0, nullptr), 0);
+  std::memcpy(client_buf_.data(), "imm", 4);
+  ASSERT_EQ(rpma_write_with_imm(client_, remote_, 200, local_, 0, 4,
+                                RPMA_F_COMPLETION_ALWAYS, 77, nullptr),
+            0);
+  struct ibv_wc wc;
+  ASSERT_EQ(WaitWc(scq, &wc), 0);
+  EXPECT_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+  EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(ntohl(wc.imm_data), 77u);
+  EXPECT_STREQ(server_buf_.data() + 200, "imm");
+}
+
+TEST_F(ConnTest, CqFdBecomesReadableAndWaitRearms) {
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  int fd = -1;
+  ASSERT_EQ(rpma_cq_get_fd(cq, &fd), 0);
+  ASSERT_EQ(rpma_read(client_, local_, 0, remote_, 0, 8,
+                      RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  ASSERT_TRUE(rpma_test::Readable(fd, 5000));
+  ASSERT_EQ(rpma_cq_wait(cq), 0);
+  struct ibv_wc wc;
+  int got = 0;
+  ASSERT_EQ(rpma_cq_get_wc(cq, 1, &wc, &got), 0);
+  EXPECT_EQ(got, 1);
+  ASSERT_EQ(rpma_read(client_, local_, 0, remote_, 0, 8,
+                      RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  EXPECT_TRUE(rpma_test::Readable(fd, 5000)) << "CQ not re-armed";
+}
+
+TEST_F(ConnTest, DeleteAfterDisconnectWithoutWaitingNeverHangs) {
+  ASSERT_EQ(rpma_conn_disconnect(client_), 0);
+  EXPECT_EQ(rpma_conn_delete(&client_), 0);
+  EXPECT_EQ(client_, nullptr);
+  enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+  ASSERT_EQ(rpma_test::NextEvent(server_, &ev), 0);
+  EXPECT_EQ(ev, RPMA_CONN_CLOSED);
+}
+
+TEST_F(ConnTest, DeleteWithoutDisconnectClosesPeer) {
+  EXPECT_EQ(rpma_conn_delete(&server_), 0);
+  enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+  ASSERT_EQ(rpma_test::NextEvent(client_, &ev), 0);
+  EXPECT_TRUE(ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)
+      << rpma_utils_conn_event_2str(ev);
+}
+
+TEST_F(ConnTest, EndpointShutdownKeepsConnections) {
+  ASSERT_EQ(rpma_ep_shutdown(&ep_), 0);
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  ASSERT_EQ(rpma_read(client_, local_, 0, remote_, 0, 8,
+                      RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  struct ibv_wc wc;
+  ASSERT_EQ(WaitWc(cq, &wc), 0);
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+}
+
+}  // namespace
