@@ -438,4 +438,69 @@ TEST_F(ConnTest, EndpointShutdownKeepsConnections) {
   EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
 }
 
+TEST_F(ConnTest, EmptyReadAndEmptySendArePosted) {
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  ASSERT_EQ(rpma_recv(server_, nullptr, 0, 0, nullptr), 0);
+  ASSERT_EQ(rpma_read(client_, nullptr, 0, nullptr, 0, 0,
+                      RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  ASSERT_EQ(
+      rpma_send(client_, nullptr, 0, 0, RPMA_F_COMPLETION_ALWAYS, nullptr), 0);
+  struct ibv_wc wc[2];
+  int got = 0, total = 0;
+  for (int i = 0; i < 500 && total < 2; i++) {
+    int rc = rpma_cq_get_wc(cq, 2 - total, wc + total, &got);
+    if (rc == 0) {
+      total += got;
+    } else {
+      ASSERT_EQ(rc, RPMA_E_NO_COMPLETION);
+      usleep(10000);
+    }
+  }
+  ASSERT_EQ(total, 2);
+  EXPECT_EQ(wc[0].opcode, IBV_WC_RDMA_READ);
+  EXPECT_EQ(wc[1].opcode, IBV_WC_SEND);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc[1].status, IBV_WC_SUCCESS);
+}
+
+TEST_F(ConnTest, WriteOutsideTheRemoteRegionCompletesWithAccessError) {
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  int ctx = 0;
+  // No synchronous bounds check (librpma leaves it to the NIC).
+  ASSERT_EQ(rpma_write(client_, remote_, server_buf_.size() - 4, local_, 0, 64,
+                       RPMA_F_COMPLETION_ON_ERROR, &ctx),
+            0);
+  struct ibv_wc wc;
+  ASSERT_EQ(WaitWc(cq, &wc), 0);
+  EXPECT_EQ(wc.wr_id, reinterpret_cast<uintptr_t>(&ctx));
+  EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(wc.status);
+}
+
+// sq_size 2 on the client: unsignaled writes keep their slots.
+class SmallSqTest : public ConnTest {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(rpma_conn_cfg_new(&cfg_), 0);
+    ASSERT_EQ(rpma_conn_cfg_set_sq_size(cfg_, 2), 0);
+    ConnTest::SetUp();
+  }
+  void TearDown() override {
+    ConnTest::TearDown();
+    rpma_conn_cfg_delete(&cfg_);
+  }
+  const struct rpma_conn_cfg* ClientCfg() override { return cfg_; }
+  struct rpma_conn_cfg* cfg_ = nullptr;
+};
+
+TEST_F(SmallSqTest, UnsignaledPostsBeyondSendQueueAreProviderErrors) {
+  const int f = RPMA_F_COMPLETION_ON_ERROR;
+  ASSERT_EQ(rpma_write(client_, remote_, 0, local_, 0, 8, f, nullptr), 0);
+  ASSERT_EQ(rpma_write(client_, remote_, 8, local_, 8, 8, f, nullptr), 0);
+  EXPECT_EQ(rpma_write(client_, remote_, 16, local_, 16, 8, f, nullptr),
+            RPMA_E_PROVIDER);
+}
+
 }  // namespace
