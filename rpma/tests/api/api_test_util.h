@@ -45,7 +45,9 @@ class PeerFixture : public ::testing::Test {
     ASSERT_EQ(rpma_peer_new(ctx_, &peer_), 0);
   }
   void TearDown() override {
-    if (peer_ != nullptr) EXPECT_EQ(rpma_peer_delete(&peer_), 0);
+    if (peer_ != nullptr) {
+      EXPECT_EQ(rpma_peer_delete(&peer_), 0);
+    }
   }
   struct ibv_context* ctx_ = nullptr;
   struct rpma_peer* peer_ = nullptr;
@@ -106,7 +108,9 @@ class ConnPairFixture : public PeerFixture {
   }
   void TearDown() override {
     CloseConns();
-    if (ep_ != nullptr) EXPECT_EQ(rpma_ep_shutdown(&ep_), 0);
+    if (ep_ != nullptr) {
+      EXPECT_EQ(rpma_ep_shutdown(&ep_), 0);
+    }
     PeerFixture::TearDown();
   }
   std::string port_;

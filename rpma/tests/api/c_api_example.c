@@ -7,6 +7,7 @@
  * a memory region; the parent connects with private data, writes, flushes,
  * reads back, and disconnects. Both check CLOSED. Exit 0 on success.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <librpma.h>
 #include <poll.h>
 #include <stdio.h>

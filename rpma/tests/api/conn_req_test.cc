@@ -82,7 +82,9 @@ class ConnReqTest : public PeerFixture {
     ASSERT_EQ(rpma_ep_get_fd(ep_, &ep_fd_), 0);
   }
   void TearDown() override {
-    if (ep_ != nullptr) EXPECT_EQ(rpma_ep_shutdown(&ep_), 0);
+    if (ep_ != nullptr) {
+      EXPECT_EQ(rpma_ep_shutdown(&ep_), 0);
+    }
     PeerFixture::TearDown();
   }
   // Takes the next incoming request (bounded wait).
