@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -311,6 +312,35 @@ TEST_F(ConnReqTest, ConnectToPortNobodyListensOnIsRejectedOrUnreachable) {
   EXPECT_TRUE(ev == RPMA_CONN_REJECTED || ev == RPMA_CONN_UNREACHABLE)
       << rpma_utils_conn_event_2str(ev);
   EXPECT_EQ(rpma_conn_delete(&conn), 0);
+}
+
+TEST_F(ConnReqTest, ConnectToBlackholeHonoursTheTimeout) {
+  // 192.0.2.1 (TEST-NET-1) answers nothing: no event may take much longer
+  // than the configured timeout.
+  struct rpma_conn_cfg* cfg = nullptr;
+  ASSERT_EQ(rpma_conn_cfg_new(&cfg), 0);
+  ASSERT_EQ(rpma_conn_cfg_set_timeout(cfg, 300), 0);
+  struct rpma_conn_req* req = nullptr;
+  auto start = std::chrono::steady_clock::now();
+  int rc = rpma_conn_req_new(peer_, "192.0.2.1", port_.c_str(), cfg, &req);
+  rpma_conn_cfg_delete(&cfg);
+  if (rc == 0) {
+    struct rpma_conn* conn = nullptr;
+    rc = rpma_conn_req_connect(&req, nullptr, &conn);
+    if (rc == 0) {
+      enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+      ASSERT_EQ(NextEvent(conn, &ev, 5000), 0) << "connect hangs";
+      EXPECT_TRUE(ev == RPMA_CONN_UNREACHABLE || ev == RPMA_CONN_REJECTED ||
+                  ev == RPMA_CONN_LOST)
+          << rpma_utils_conn_event_2str(ev);
+      EXPECT_EQ(rpma_conn_delete(&conn), 0);
+    }
+  }
+  if (rc != 0) EXPECT_EQ(rc, RPMA_E_PROVIDER);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::steady_clock::now() - start)
+                .count();
+  EXPECT_LT(ms, 3000) << "a 300 ms timeout took " << ms << " ms";
 }
 
 }  // namespace
