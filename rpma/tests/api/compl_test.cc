@@ -147,4 +147,85 @@ TEST_F(SrqTest, ReceivesLandInTheSrqsCqWithTheConnectionsQpNum) {
   EXPECT_STREQ(buf_.data(), "via srq");
 }
 
+// rcq_size 5 without a shared channel: receives go only to the RCQ.
+class ReceiveCqTest : public ConnPairFixture {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(rpma_conn_cfg_new(&cfg_), 0);
+    ASSERT_EQ(rpma_conn_cfg_set_rcq_size(cfg_, 5), 0);
+    ConnPairFixture::SetUp();
+    if (HasFatalFailure()) return;
+    buf_.assign(256, 0);
+    ASSERT_EQ(rpma_mr_reg(peer_, buf_.data(), buf_.size(),
+                          RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &mr_),
+              0);
+  }
+  void TearDown() override {
+    CloseConns();
+    rpma_mr_dereg(&mr_);
+    rpma_conn_cfg_delete(&cfg_);
+    ConnPairFixture::TearDown();
+  }
+  const struct rpma_conn_cfg* ServerCfg() override { return cfg_; }
+  struct rpma_conn_cfg* cfg_ = nullptr;
+  std::vector<char> buf_;
+  struct rpma_mr_local* mr_ = nullptr;
+};
+
+TEST_F(ReceiveCqTest, ReceivesGoOnlyToTheReceiveCq) {
+  struct rpma_cq* cq = nullptr;
+  struct rpma_cq* rcq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(server_, &cq), 0);
+  ASSERT_EQ(rpma_conn_get_rcq(server_, &rcq), 0);
+  ASSERT_NE(rcq, nullptr);
+  int cq_fd = -1, rcq_fd = -1;
+  ASSERT_EQ(rpma_cq_get_fd(cq, &cq_fd), 0);
+  ASSERT_EQ(rpma_cq_get_fd(rcq, &rcq_fd), 0);
+  EXPECT_NE(cq_fd, rcq_fd) << "not shared: each CQ has its own channel";
+  ASSERT_EQ(rpma_recv(server_, mr_, 0, 64, nullptr), 0);
+  ASSERT_EQ(rpma_send(client_, mr_, 128, 8, RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  ASSERT_TRUE(Readable(rcq_fd, 5000));
+  ASSERT_EQ(rpma_cq_wait(rcq), 0);
+  struct ibv_wc wc;
+  ASSERT_EQ(rpma_cq_get_wc(rcq, 1, &wc, nullptr), 0);
+  EXPECT_EQ(wc.opcode, IBV_WC_RECV);
+  EXPECT_EQ(rpma_cq_get_wc(cq, 1, &wc, nullptr), RPMA_E_NO_COMPLETION);
+}
+
+TEST_F(ReceiveCqTest, ReceivePostedOnTheRequestServesTheFirstMessage) {
+  // A fresh pair whose server posted its receive before accepting.
+  CloseConns();
+  struct rpma_conn_req* creq = nullptr;
+  ASSERT_EQ(
+      rpma_conn_req_new(peer_, rpma_test::kAddr, port_.c_str(), nullptr, &creq),
+      0);
+  ASSERT_EQ(rpma_conn_req_connect(&creq, nullptr, &client_), 0);
+  int ep_fd = -1;
+  ASSERT_EQ(rpma_ep_get_fd(ep_, &ep_fd), 0);
+  ASSERT_TRUE(Readable(ep_fd, 5000));
+  struct rpma_conn_req* sreq = nullptr;
+  ASSERT_EQ(rpma_ep_next_conn_req(ep_, cfg_, &sreq), 0);
+  int ctx = 0;
+  ASSERT_EQ(rpma_conn_req_recv(sreq, mr_, 0, 64, &ctx), 0);
+  ASSERT_EQ(rpma_conn_req_connect(&sreq, nullptr, &server_), 0);
+  enum rpma_conn_event ev;
+  ASSERT_EQ(rpma_test::NextEvent(client_, &ev), 0);
+  ASSERT_EQ(ev, RPMA_CONN_ESTABLISHED);
+  std::memcpy(buf_.data() + 128, "first", 6);
+  ASSERT_EQ(rpma_send(client_, mr_, 128, 6, RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  struct rpma_cq* rcq = nullptr;
+  ASSERT_EQ(rpma_conn_get_rcq(server_, &rcq), 0);
+  int fd = -1;
+  ASSERT_EQ(rpma_cq_get_fd(rcq, &fd), 0);
+  ASSERT_TRUE(Readable(fd, 5000));
+  ASSERT_EQ(rpma_cq_wait(rcq), 0);
+  struct ibv_wc wc;
+  ASSERT_EQ(rpma_cq_get_wc(rcq, 1, &wc, nullptr), 0);
+  EXPECT_EQ(wc.wr_id, reinterpret_cast<uintptr_t>(&ctx));
+  EXPECT_EQ(wc.byte_len, 6u);
+  EXPECT_STREQ(buf_.data(), "first");
+}
+
 }  // namespace
