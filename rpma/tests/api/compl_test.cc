@@ -228,4 +228,54 @@ TEST_F(ReceiveCqTest, ReceivePostedOnTheRequestServesTheFirstMessage) {
   EXPECT_STREQ(buf_.data(), "first");
 }
 
+TEST_F(SrqTest, TwoConnectionsShareTheSrqAndAreToldApartByQpNum) {
+  // A second client and its server connection on the same SRQ.
+  struct rpma_conn_req* creq = nullptr;
+  ASSERT_EQ(
+      rpma_conn_req_new(peer_, rpma_test::kAddr, port_.c_str(), nullptr, &creq),
+      0);
+  struct rpma_conn* client2 = nullptr;
+  ASSERT_EQ(rpma_conn_req_connect(&creq, nullptr, &client2), 0);
+  int ep_fd = -1;
+  ASSERT_EQ(rpma_ep_get_fd(ep_, &ep_fd), 0);
+  ASSERT_TRUE(Readable(ep_fd, 5000));
+  struct rpma_conn_req* sreq = nullptr;
+  ASSERT_EQ(rpma_ep_next_conn_req(ep_, cfg_, &sreq), 0);
+  struct rpma_conn* server2 = nullptr;
+  ASSERT_EQ(rpma_conn_req_connect(&sreq, nullptr, &server2), 0);
+  enum rpma_conn_event ev;
+  ASSERT_EQ(rpma_test::NextEvent(client2, &ev), 0);
+  ASSERT_EQ(ev, RPMA_CONN_ESTABLISHED);
+
+  uint32_t qp1 = 0, qp2 = 0;
+  ASSERT_EQ(rpma_conn_get_qp_num(server_, &qp1), 0);
+  ASSERT_EQ(rpma_conn_get_qp_num(server2, &qp2), 0);
+  EXPECT_NE(qp1, qp2);
+  ASSERT_EQ(rpma_srq_recv(srq_, mr_, 0, 32, nullptr), 0);
+  ASSERT_EQ(rpma_srq_recv(srq_, mr_, 32, 32, nullptr), 0);
+  ASSERT_EQ(rpma_send(client_, mr_, 128, 8, RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  ASSERT_EQ(rpma_send(client2, mr_, 128, 8, RPMA_F_COMPLETION_ALWAYS, nullptr),
+            0);
+  struct rpma_cq* srq_rcq = nullptr;
+  ASSERT_EQ(rpma_srq_get_rcq(srq_, &srq_rcq), 0);
+  bool seen1 = false, seen2 = false;
+  for (int i = 0; i < 500 && !(seen1 && seen2); i++) {
+    struct ibv_wc wc;
+    int rc = rpma_cq_get_wc(srq_rcq, 1, &wc, nullptr);
+    if (rc == RPMA_E_NO_COMPLETION) {
+      usleep(10000);
+      continue;
+    }
+    ASSERT_EQ(rc, 0);
+    EXPECT_EQ(wc.opcode, IBV_WC_RECV);
+    seen1 |= wc.qp_num == qp1;
+    seen2 |= wc.qp_num == qp2;
+  }
+  EXPECT_TRUE(seen1 && seen2);
+  rpma_conn_disconnect(client2);
+  EXPECT_EQ(rpma_conn_delete(&client2), 0);
+  EXPECT_EQ(rpma_conn_delete(&server2), 0);
+}
+
 }  // namespace
