@@ -17,60 +17,102 @@
 #include <unistd.h>
 
 #define KILOBYTE 1024
-#define CHECK(expr)                                                     \
-  do {                                                                  \
-    int ret_ = (expr);                                                  \
-    if (ret_ != 0) {                                                    \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr,     \
-              rpma_err_2str(ret_));                                     \
-      exit(1);                                                          \
-    }                                                                   \
+#define CHECK(expr)                                                 \
+  do {                                                              \
+    int ret_ = (expr);                                              \
+    if (ret_ != 0) {                                                \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, \
+              rpma_err_2str(ret_));                                 \
+      exit(1);                                                      \
+    }                                                               \
   } while (0)
 
 /* the address of every function, so a missing declaration fails to build */
-static const void *const api[] = {
-    (const void *)rpma_atomic_write, (const void *)rpma_conn_apply_remote_peer_cfg,
-    (const void *)rpma_conn_cfg_delete, (const void *)rpma_conn_cfg_get_compl_channel,
-    (const void *)rpma_conn_cfg_get_cq_size, (const void *)rpma_conn_cfg_get_rcq_size,
-    (const void *)rpma_conn_cfg_get_rq_size, (const void *)rpma_conn_cfg_get_sq_size,
-    (const void *)rpma_conn_cfg_get_srq, (const void *)rpma_conn_cfg_get_timeout,
-    (const void *)rpma_conn_cfg_new, (const void *)rpma_conn_cfg_set_compl_channel,
-    (const void *)rpma_conn_cfg_set_cq_size, (const void *)rpma_conn_cfg_set_rcq_size,
-    (const void *)rpma_conn_cfg_set_rq_size, (const void *)rpma_conn_cfg_set_sq_size,
-    (const void *)rpma_conn_cfg_set_srq, (const void *)rpma_conn_cfg_set_timeout,
-    (const void *)rpma_conn_delete, (const void *)rpma_conn_disconnect,
-    (const void *)rpma_conn_get_compl_fd, (const void *)rpma_conn_get_cq,
-    (const void *)rpma_conn_get_event_fd, (const void *)rpma_conn_get_private_data,
-    (const void *)rpma_conn_get_qp_num, (const void *)rpma_conn_get_rcq,
-    (const void *)rpma_conn_next_event, (const void *)rpma_conn_req_connect,
-    (const void *)rpma_conn_req_delete, (const void *)rpma_conn_req_get_private_data,
-    (const void *)rpma_conn_req_new, (const void *)rpma_conn_req_recv,
-    (const void *)rpma_conn_wait, (const void *)rpma_cq_get_fd,
-    (const void *)rpma_cq_get_wc, (const void *)rpma_cq_wait,
-    (const void *)rpma_ep_get_fd, (const void *)rpma_ep_listen,
-    (const void *)rpma_ep_next_conn_req, (const void *)rpma_ep_shutdown,
-    (const void *)rpma_err_2str, (const void *)rpma_flush,
-    (const void *)rpma_log_get_threshold, (const void *)rpma_log_set_function,
-    (const void *)rpma_log_set_threshold, (const void *)rpma_mr_advise,
-    (const void *)rpma_mr_dereg, (const void *)rpma_mr_get_descriptor,
-    (const void *)rpma_mr_get_descriptor_size, (const void *)rpma_mr_get_ptr,
-    (const void *)rpma_mr_get_size, (const void *)rpma_mr_reg,
-    (const void *)rpma_mr_remote_delete, (const void *)rpma_mr_remote_from_descriptor,
-    (const void *)rpma_mr_remote_get_flush_type, (const void *)rpma_mr_remote_get_size,
-    (const void *)rpma_peer_cfg_delete, (const void *)rpma_peer_cfg_from_descriptor,
-    (const void *)rpma_peer_cfg_get_descriptor, (const void *)rpma_peer_cfg_get_descriptor_size,
-    (const void *)rpma_peer_cfg_get_direct_write_to_pmem, (const void *)rpma_peer_cfg_new,
-    (const void *)rpma_peer_cfg_set_direct_write_to_pmem, (const void *)rpma_peer_delete,
-    (const void *)rpma_peer_new, (const void *)rpma_read,
-    (const void *)rpma_recv, (const void *)rpma_send,
-    (const void *)rpma_send_with_imm, (const void *)rpma_srq_cfg_delete,
-    (const void *)rpma_srq_cfg_get_rcq_size, (const void *)rpma_srq_cfg_get_rq_size,
-    (const void *)rpma_srq_cfg_new, (const void *)rpma_srq_cfg_set_rcq_size,
-    (const void *)rpma_srq_cfg_set_rq_size, (const void *)rpma_srq_delete,
-    (const void *)rpma_srq_get_rcq, (const void *)rpma_srq_new,
-    (const void *)rpma_srq_recv, (const void *)rpma_utils_conn_event_2str,
-    (const void *)rpma_utils_get_ibv_context, (const void *)rpma_utils_ibv_context_is_odp_capable,
-    (const void *)rpma_write, (const void *)rpma_write_with_imm,
+static const void* const api[] = {
+    (const void*)rpma_atomic_write,
+    (const void*)rpma_conn_apply_remote_peer_cfg,
+    (const void*)rpma_conn_cfg_delete,
+    (const void*)rpma_conn_cfg_get_compl_channel,
+    (const void*)rpma_conn_cfg_get_cq_size,
+    (const void*)rpma_conn_cfg_get_rcq_size,
+    (const void*)rpma_conn_cfg_get_rq_size,
+    (const void*)rpma_conn_cfg_get_sq_size,
+    (const void*)rpma_conn_cfg_get_srq,
+    (const void*)rpma_conn_cfg_get_timeout,
+    (const void*)rpma_conn_cfg_new,
+    (const void*)rpma_conn_cfg_set_compl_channel,
+    (const void*)rpma_conn_cfg_set_cq_size,
+    (const void*)rpma_conn_cfg_set_rcq_size,
+    (const void*)rpma_conn_cfg_set_rq_size,
+    (const void*)rpma_conn_cfg_set_sq_size,
+    (const void*)rpma_conn_cfg_set_srq,
+    (const void*)rpma_conn_cfg_set_timeout,
+    (const void*)rpma_conn_delete,
+    (const void*)rpma_conn_disconnect,
+    (const void*)rpma_conn_get_compl_fd,
+    (const void*)rpma_conn_get_cq,
+    (const void*)rpma_conn_get_event_fd,
+    (const void*)rpma_conn_get_private_data,
+    (const void*)rpma_conn_get_qp_num,
+    (const void*)rpma_conn_get_rcq,
+    (const void*)rpma_conn_next_event,
+    (const void*)rpma_conn_req_connect,
+    (const void*)rpma_conn_req_delete,
+    (const void*)rpma_conn_req_get_private_data,
+    (const void*)rpma_conn_req_new,
+    (const void*)rpma_conn_req_recv,
+    (const void*)rpma_conn_wait,
+    (const void*)rpma_cq_get_fd,
+    (const void*)rpma_cq_get_wc,
+    (const void*)rpma_cq_wait,
+    (const void*)rpma_ep_get_fd,
+    (const void*)rpma_ep_listen,
+    (const void*)rpma_ep_next_conn_req,
+    (const void*)rpma_ep_shutdown,
+    (const void*)rpma_err_2str,
+    (const void*)rpma_flush,
+    (const void*)rpma_log_get_threshold,
+    (const void*)rpma_log_set_function,
+    (const void*)rpma_log_set_threshold,
+    (const void*)rpma_mr_advise,
+    (const void*)rpma_mr_dereg,
+    (const void*)rpma_mr_get_descriptor,
+    (const void*)rpma_mr_get_descriptor_size,
+    (const void*)rpma_mr_get_ptr,
+    (const void*)rpma_mr_get_size,
+    (const void*)rpma_mr_reg,
+    (const void*)rpma_mr_remote_delete,
+    (const void*)rpma_mr_remote_from_descriptor,
+    (const void*)rpma_mr_remote_get_flush_type,
+    (const void*)rpma_mr_remote_get_size,
+    (const void*)rpma_peer_cfg_delete,
+    (const void*)rpma_peer_cfg_from_descriptor,
+    (const void*)rpma_peer_cfg_get_descriptor,
+    (const void*)rpma_peer_cfg_get_descriptor_size,
+    (const void*)rpma_peer_cfg_get_direct_write_to_pmem,
+    (const void*)rpma_peer_cfg_new,
+    (const void*)rpma_peer_cfg_set_direct_write_to_pmem,
+    (const void*)rpma_peer_delete,
+    (const void*)rpma_peer_new,
+    (const void*)rpma_read,
+    (const void*)rpma_recv,
+    (const void*)rpma_send,
+    (const void*)rpma_send_with_imm,
+    (const void*)rpma_srq_cfg_delete,
+    (const void*)rpma_srq_cfg_get_rcq_size,
+    (const void*)rpma_srq_cfg_get_rq_size,
+    (const void*)rpma_srq_cfg_new,
+    (const void*)rpma_srq_cfg_set_rcq_size,
+    (const void*)rpma_srq_cfg_set_rq_size,
+    (const void*)rpma_srq_delete,
+    (const void*)rpma_srq_get_rcq,
+    (const void*)rpma_srq_new,
+    (const void*)rpma_srq_recv,
+    (const void*)rpma_utils_conn_event_2str,
+    (const void*)rpma_utils_get_ibv_context,
+    (const void*)rpma_utils_ibv_context_is_odp_capable,
+    (const void*)rpma_write,
+    (const void*)rpma_write_with_imm,
 };
 
 /* server's private data: the descriptor of its region */
@@ -80,7 +122,7 @@ struct common_data {
   char descriptors[24];
 };
 
-static void wait_event(struct rpma_conn *conn, enum rpma_conn_event expected) {
+static void wait_event(struct rpma_conn* conn, enum rpma_conn_event expected) {
   int fd;
   CHECK(rpma_conn_get_event_fd(conn, &fd));
   struct pollfd pfd = {fd, POLLIN, 0};
@@ -97,7 +139,7 @@ static void wait_event(struct rpma_conn *conn, enum rpma_conn_event expected) {
   }
 }
 
-static int wait_completion(struct rpma_cq *cq, enum ibv_wc_opcode opcode) {
+static int wait_completion(struct rpma_cq* cq, enum ibv_wc_opcode opcode) {
   struct ibv_wc wc;
   CHECK(rpma_cq_wait(cq));
   int ret = rpma_cq_get_wc(cq, 1, &wc, NULL);
@@ -114,17 +156,18 @@ static int wait_completion(struct rpma_cq *cq, enum ibv_wc_opcode opcode) {
   return 0;
 }
 
-static int server(const char *addr, const char *port, int ready_fd) {
-  struct ibv_context *ibv_ctx = NULL;
-  struct rpma_peer *peer = NULL;
-  struct rpma_ep *ep = NULL;
-  struct rpma_conn_req *req = NULL;
-  struct rpma_conn *conn = NULL;
-  struct rpma_mr_local *mr = NULL;
-  struct rpma_peer_cfg *pcfg = NULL;
-  char *mem = calloc(1, KILOBYTE);
+static int server(const char* addr, const char* port, int ready_fd) {
+  struct ibv_context* ibv_ctx = NULL;
+  struct rpma_peer* peer = NULL;
+  struct rpma_ep* ep = NULL;
+  struct rpma_conn_req* req = NULL;
+  struct rpma_conn* conn = NULL;
+  struct rpma_mr_local* mr = NULL;
+  struct rpma_peer_cfg* pcfg = NULL;
+  char* mem = calloc(1, KILOBYTE);
 
-  CHECK(rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx));
+  CHECK(
+      rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx));
   CHECK(rpma_peer_new(ibv_ctx, &peer));
   CHECK(rpma_mr_reg(peer, mem, KILOBYTE,
                     RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
@@ -174,18 +217,19 @@ static int server(const char *addr, const char *port, int ready_fd) {
   return 0;
 }
 
-static int client(const char *addr, const char *port) {
-  struct ibv_context *ibv_ctx = NULL;
-  struct rpma_peer *peer = NULL;
-  struct rpma_conn_req *req = NULL;
-  struct rpma_conn *conn = NULL;
-  struct rpma_mr_local *mr = NULL;
-  struct rpma_mr_remote *remote = NULL;
-  struct rpma_peer_cfg *pcfg = NULL;
-  struct rpma_cq *cq = NULL;
-  char *mem = calloc(1, KILOBYTE);
+static int client(const char* addr, const char* port) {
+  struct ibv_context* ibv_ctx = NULL;
+  struct rpma_peer* peer = NULL;
+  struct rpma_conn_req* req = NULL;
+  struct rpma_conn* conn = NULL;
+  struct rpma_mr_local* mr = NULL;
+  struct rpma_mr_remote* remote = NULL;
+  struct rpma_peer_cfg* pcfg = NULL;
+  struct rpma_cq* cq = NULL;
+  char* mem = calloc(1, KILOBYTE);
 
-  CHECK(rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx));
+  CHECK(
+      rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx));
   CHECK(rpma_peer_new(ibv_ctx, &peer));
   CHECK(rpma_mr_reg(peer, mem, KILOBYTE,
                     RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST, &mr));
@@ -197,7 +241,7 @@ static int client(const char *addr, const char *port) {
   struct rpma_conn_private_data pdata;
   CHECK(rpma_conn_get_private_data(conn, &pdata));
   if (pdata.len < sizeof(struct common_data)) return 1;
-  struct common_data *data = pdata.ptr;
+  struct common_data* data = pdata.ptr;
   CHECK(rpma_mr_remote_from_descriptor(&data->descriptors[0],
                                        data->mr_desc_size, &remote));
   CHECK(rpma_peer_cfg_from_descriptor(&data->descriptors[data->mr_desc_size],
@@ -227,13 +271,13 @@ static int client(const char *addr, const char *port) {
   return 0;
 }
 
-int main(int argc, char *argv[]) {
+int main(int argc, char* argv[]) {
   size_t n = sizeof(api) / sizeof(api[0]);
   for (size_t i = 0; i < n; i++)
     if (api[i] == NULL) return 1;
   if (n != 84) return 1;
   char port[16];
-  const char *addr = argc > 1 ? argv[1] : "127.0.0.1";
+  const char* addr = argc > 1 ? argv[1] : "127.0.0.1";
   if (argc > 2) {
     snprintf(port, sizeof(port), "%s", argv[2]);
   } else {
