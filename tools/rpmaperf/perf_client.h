@@ -19,7 +19,7 @@ struct ClientOptions {
   uint32_t qd = 1;
   double seconds = 5;
   double warmup_seconds = 1;
-  bool busy_poll = false;
+  bool busy_poll = true;
 };
 
 // Runs the workload; fills *summary. Returns 0 or a negative RPMA_E_* code

@@ -63,7 +63,8 @@ int Report(const char* what, int rc);
 
 uint64_t NowNanos();
 
-// Waits for the next completion on `cq`: busy-polls, or (busy=false)
+// Waits for the next completion on `cq`: polls (yielding the CPU between
+// empty polls), or (busy=false)
 // sleeps in rpma_cq_wait() when the queue is empty. Returns the count in
 // *got, or a negative RPMA_E_* code.
 int NextCompletions(struct rpma_cq* cq, bool busy, struct ibv_wc* wc, int n,

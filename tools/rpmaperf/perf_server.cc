@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -75,7 +76,10 @@ int ServeConnection(struct rpma_conn* conn, struct rpma_mr_local* mr,
     int got = 0;
     int rc = rpma_cq_get_wc(cq, static_cast<int>(wc.size()), wc.data(), &got);
     if (rc == RPMA_E_NO_COMPLETION) {
-      if (busy) continue;
+      if (busy) {
+        sched_yield();  // leave the core to the progress engine when idle
+        continue;
+      }
       struct pollfd p[2] = {{evfd, POLLIN, 0}, {cqfd, POLLIN, 0}};
       poll(p, 2, -1);
       if (p[1].revents & POLLIN) {

@@ -21,8 +21,9 @@ DEFINE_uint32(size, 64, "client: bytes per operation (1 .. 64 MiB)");
 DEFINE_uint32(qd, 1, "client: operations kept in flight (1 .. 1024)");
 DEFINE_double(seconds, 5, "client: measured seconds");
 DEFINE_double(warmup_seconds, 1, "client: unmeasured seconds first");
-DEFINE_bool(busy_poll, false,
-            "busy-poll the completion queue instead of waiting on its fd");
+DEFINE_bool(busy_poll, true,
+            "poll the completion queue (yielding between empty polls) instead "
+            "of sleeping on its fd");
 DEFINE_bool(json, false, "client: print one JSON object instead of text");
 DEFINE_uint64(region_size, 64ull << 20, "server: bytes of the shared region");
 DEFINE_string(pmem_file, "",
