@@ -202,13 +202,7 @@ RPMA_EXPORT int rpma_recv(struct rpma_conn* conn, struct rpma_mr_local* dst,
                           size_t offset, size_t len, const void* op_context) {
   if (conn == nullptr) return RPMA_E_INVAL;
   if (dst == nullptr && (offset != 0 || len != 0)) return RPMA_E_INVAL;
-  rpma::prov::RecvWr wr;
-  wr.wr_id = reinterpret_cast<uintptr_t>(op_context);
-  if (dst != nullptr) {
-    wr.sge.addr = static_cast<char*>(dst->mr->addr()) + offset;
-    wr.sge.length = static_cast<uint32_t>(len);
-    wr.sge.lkey = dst->mr->lkey();
-  }
+  rpma::prov::RecvWr wr = rpma::MakeRecvWr(dst, offset, len, op_context);
   int rc = conn->id->qp()->PostRecv(wr);
   if (rc != 0) {
     RPMA_LOG_ERROR("posting a receive failed: %s", std::strerror(-rc));

@@ -196,11 +196,7 @@ RPMA_EXPORT int rpma_conn_req_recv(struct rpma_conn_req* req,
                                    size_t len, const void* op_context) {
   // dst is mandatory here (unlike rpma_recv); op_context is not checked.
   if (req == nullptr || dst == nullptr) return RPMA_E_INVAL;
-  rpma::prov::RecvWr wr;
-  wr.wr_id = reinterpret_cast<uintptr_t>(op_context);
-  wr.sge.addr = static_cast<char*>(dst->mr->addr()) + offset;
-  wr.sge.length = static_cast<uint32_t>(len);
-  wr.sge.lkey = dst->mr->lkey();
+  rpma::prov::RecvWr wr = rpma::MakeRecvWr(dst, offset, len, op_context);
   int rc = req->id->qp()->PostRecv(wr);
   if (rc != 0) {
     RPMA_LOG_ERROR("posting a receive failed: %s", std::strerror(-rc));

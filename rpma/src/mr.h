@@ -32,6 +32,21 @@ struct rpma_mr_remote {
 namespace rpma {
 inline constexpr size_t kMrDescriptorSize = 21;
 inline constexpr int kMrUsageAll = 0xff;  // the 8 RPMA_MR_USAGE_* bits
+
+// The receive work request of rpma_recv / rpma_srq_recv /
+// rpma_conn_req_recv: [offset, +len) of dst, or a zero-byte receive when
+// dst is null. Callers have checked the arguments.
+inline prov::RecvWr MakeRecvWr(const rpma_mr_local* dst, size_t offset,
+                               size_t len, const void* op_context) {
+  prov::RecvWr wr;
+  wr.wr_id = reinterpret_cast<uintptr_t>(op_context);
+  if (dst != nullptr) {
+    wr.sge.addr = static_cast<char*>(dst->mr->addr()) + offset;
+    wr.sge.length = static_cast<uint32_t>(len);
+    wr.sge.lkey = dst->mr->lkey();
+  }
+  return wr;
+}
 }  // namespace rpma
 
 #endif  // RPMA_MR_H_
