@@ -39,8 +39,12 @@ int TcpConn::Adopt(int fd, std::shared_ptr<ListenSocket> listener) {
   state_ = State::kAwaitHello;
   deadline_ms_ = NowMs() + kHandshakeMs;
   interest_ = EPOLLIN;
+  return WatchSocket();
+}
+
+int TcpConn::WatchSocket() {
   int rc = engine_->Add(fd_, interest_, shared_from_this(), &hid_);
-  if (rc != 0) {
+  if (rc != 0) {  // the engine cannot watch it: the connection is dead
     close(fd_);
     fd_ = -1;
     state_ = State::kClosed;
@@ -102,13 +106,7 @@ int TcpConn::Connect(const void* pdata, uint8_t len) {
   state_ = State::kConnecting;
   deadline_ms_ = NowMs() + timeout_ms_;
   interest_ = EPOLLOUT;
-  int rc = engine_->Add(fd_, interest_, shared_from_this(), &hid_);
-  if (rc != 0) {
-    close(fd_);
-    fd_ = -1;
-    state_ = State::kClosed;
-  }
-  return rc;
+  return WatchSocket();
 }
 
 void TcpConn::FinishConnect() {

@@ -115,6 +115,8 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
   // --- Connection management (tcp_conn.cc) ---
   void Emit(CmEventType type, std::vector<uint8_t> pdata = {});
   void FinishConnect();
+  // Hands fd_ to the engine with interest_; on failure closes it.
+  int WatchSocket();
   bool HandleCm(const FrameHeader& h);
   void OnHello();
   void OnPeerGone(bool protocol_error, const char* why);
