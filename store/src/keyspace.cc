@@ -28,19 +28,19 @@ std::string SlotName(uint64_t slot_index) {
 
 }  // namespace
 
-Keyspace::Keyspace(const pool_format::CatalogEntry& e, uint8_t* base,
-                   Persister* persister, bool read_only,
-                   std::chrono::milliseconds grace_period)
+Keyspace::Keyspace(const pool_format::CatalogEntry& e, Mapping* mapping,
+                   bool read_only, std::chrono::milliseconds grace_period)
     : name_(e.name, strnlen(e.name, sizeof(e.name))),
       id_(e.keyspace_id),
       bucket_count_(e.bucket_count),
-      index_(base + e.index_offset),
-      log_(base + e.log_offset),
+      index_(mapping->base() + e.index_offset),
+      log_(mapping->base() + e.log_offset),
       log_size_(e.log_size),
       segment_size_(e.segment_size),
       max_value_size_(e.max_value_size),
       entry_(e),
-      persister_(persister),
+      mapping_(mapping),
+      persister_(mapping->persister()),
       read_only_(read_only),
       segments_(std::make_unique<SegmentTable>(
           static_cast<uint32_t>(e.log_size / e.segment_size), e.segment_size,
@@ -79,9 +79,15 @@ bool Keyspace::SlotInBounds(uint64_t slot) const {
   return end <= log_size_ && begin / segment_size_ == (end - 1) / segment_size_;
 }
 
-void Keyspace::Recover(uint64_t open_epoch) {
+void Keyspace::Recover(uint64_t open_epoch, bool unclean,
+                       std::vector<std::string>* notes) {
   // Sequences of this open start above every earlier open's (epoch << 40).
   next_sequence_.store((open_epoch << 40) + 1);
+  unclean_ = unclean;
+  if (unclean && !read_only_) {
+    RepairAfterCrash(notes);
+    unclean_ = false;
+  }
   const uint64_t slots =
       ix::PhysicalBuckets(bucket_count_) * ix::kSlotsPerBucket;
   const auto* all = reinterpret_cast<const uint64_t*>(index_);
@@ -99,11 +105,47 @@ void Keyspace::Recover(uint64_t open_epoch) {
   segments_->FinishRecovery();
 }
 
+void Keyspace::PersistIndex() {
+  if (read_only_) return;
+  persister_->Persist(index_,
+                      ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize);
+}
+
+Result<SegmentGrant> Keyspace::GrantZeroed(bool use_reserve) {
+  Result<SegmentGrant> g = segments_->Grant(use_reserve);
+  if (!g.ok()) return g;
+  g->keyspace_id = id_;
+  // An update clears its key's old slot without persisting it. Before the
+  // segment that slot pointed into can be rewritten, the clear must be
+  // durable, or a crash could revive the slot over a new record.
+  PersistIndex();
+  // Zero [start, size) durably: a half-written record must not be able to
+  // pass for an older record left at the same offset. Whole pages are
+  // zeroed through the mapping (a hole on a file), the partial first page
+  // by storing zeros.
+  constexpr uint64_t kPage = 4096;
+  const uint64_t seg_abs =
+      static_cast<uint64_t>(log_ - mapping_->base()) + g->log_offset;
+  uint64_t begin = g->start;
+  const uint64_t page_end = (begin + kPage - 1) / kPage * kPage;
+  if (begin < page_end && page_end <= g->size) {
+    std::memset(log_ + g->log_offset + begin, 0, page_end - begin);
+    persister_->Persist(log_ + g->log_offset + begin, page_end - begin);
+    begin = page_end;
+  }
+  if (begin < g->size) {
+    Status st = mapping_->Zero(seg_abs + begin, g->size - begin);
+    if (!st.ok()) {
+      (void)segments_->Return(g->segment, g->grant_id);
+      return st;
+    }
+  }
+  return g;
+}
+
 Result<SegmentGrant> Keyspace::GrantSegment(bool for_delete) {
   if (read_only_) return Status::PermissionDenied("pool opened read-only");
-  Result<SegmentGrant> g = segments_->Grant(for_delete);
-  if (g.ok()) g->keyspace_id = id_;
-  return g;
+  return GrantZeroed(for_delete);
 }
 
 Status Keyspace::SealSegment(const SegmentGrant& grant) {
@@ -126,6 +168,8 @@ Status Keyspace::Get(std::string_view key, std::string* value,
   std::string bad;
   for (int attempt = 0; attempt < kGetAttempts; attempt++) {
     bool raced = false;
+    bool found = false;
+    uint64_t best_seq = 0;
     bad.clear();
     for (uint64_t b = home; b < home + ix::kProbeBuckets; b++) {
       const uint64_t* bucket = Bucket(b);
@@ -149,7 +193,10 @@ Status Keyspace::Get(std::string_view key, std::string* value,
         if (st.ok() && view.tombstone()) {
           st = Status::Corruption("slot points to a tombstone");
         }
-        if (st.ok()) value->assign(view.value.data(), view.value.size());
+        const bool better =
+            st.ok() && (!found || view.header.sequence > best_seq);
+        std::string candidate;
+        if (better) candidate.assign(view.value.data(), view.value.size());
         // A slot unchanged across the read means the record stayed live
         // (hence immutable) throughout; otherwise start over.
         if (LoadSlot(&bucket[s]) != v) {
@@ -161,13 +208,19 @@ Status Keyspace::Get(std::string_view key, std::string* value,
                 "): " + st.message();
           continue;
         }
+        if (!better) continue;
+        // More than one slot holds the key only while an update is in
+        // flight (or read-only after a crash): the newest version wins.
+        found = true;
+        best_seq = view.header.sequence;
+        value->swap(candidate);
         if (version != nullptr) {
           *version = {view.header.sequence, off,
                       static_cast<uint32_t>(uint64_t{f.units} * ix::kUnit)};
         }
-        return Status::Ok();
       }
     }
+    if (found && (!raced || attempt + 1 == kGetAttempts)) return Status::Ok();
     if (!raced) break;
   }
   if (!bad.empty()) return Status::Corruption(bad);

@@ -36,14 +36,21 @@ void Keyspace::Check(CheckReport* report) const {
                                  " bytes) or across a segment boundary");
       continue;
     }
+    // After an unclean shutdown (read-only, so not yet repaired), what a
+    // crash mid-commit leaves is a note: the next writable open clears it.
+    std::vector<std::string>& record_sink =
+        unclean_ ? report->notes : report->problems;
+    const std::string pending =
+        unclean_ ? " (not closed cleanly: the next writable open clears it)"
+                 : "";
     const ix::SlotFields f = ix::UnpackSlot(v);
     const uint64_t off = uint64_t{f.offset_units} * ix::kUnit;
     rf::RecordView view;
     Status st =
         rf::VerifyRecord(log_ + off, uint64_t{f.units} * ix::kUnit, id_, &view);
     if (!st.ok()) {
-      report->problems.push_back(where + " -> log offset " +
-                                 std::to_string(off) + ": " + st.message());
+      record_sink.push_back(where + " -> log offset " + std::to_string(off) +
+                            ": " + st.message() + pending);
       continue;
     }
     report->records_verified++;
@@ -82,10 +89,10 @@ void Keyspace::Check(CheckReport* report) const {
                            uint64_t{g.units} * ix::kUnit, id_, &other)
               .ok() &&
           other.key == view.key) {
-        report->problems.push_back(
-            where + " holds a key that slot " +
-            std::to_string(j / ix::kSlotsPerBucket) + "." +
-            std::to_string(j % ix::kSlotsPerBucket) + " holds too");
+        record_sink.push_back(where + " holds a key that slot " +
+                              std::to_string(j / ix::kSlotsPerBucket) + "." +
+                              std::to_string(j % ix::kSlotsPerBucket) +
+                              " holds too" + pending);
       }
     }
   }

@@ -1,12 +1,21 @@
 // Keyspace::Commit — validation and the slot store that makes a put or
-// delete visible.
+// delete visible and durable.
 //
-// Crash-consistency order of a commit (see docs/format.md, "Commit"):
-//   1. the writer made the record durable (precondition of Commit);
-//   2. Commit verifies it, then stores the slot with one atomic 8-byte
-//      store and persists it — the commit point;
-//   3. only then is space accounting updated, so a segment is freed (and
-//      eventually overwritten) only after no durable slot points into it.
+// Crash-consistency of a commit (see docs/format.md, "Commit"):
+//   put:    store the new slot in an empty slot of the key's buckets, then
+//           persist record + buckets as one persist point (the commit
+//           point: one msync on a page-granularity file), then clear the
+//           old slot without persisting it. A crash can leave a slot whose
+//           record is torn, or both slots; Recover() resolves both (the
+//           segment was zeroed at grant, sequences order versions).
+//           With no empty slot: persist the record, then replace the slot
+//           in place and persist it (two persist points, no leftovers).
+//   delete: persist the buckets first (an earlier update's unpersisted
+//           clear becomes durable, so no older duplicate survives), then
+//           clear the slot and persist — the commit point.
+//   Space accounting changes only after the commit point, so a segment is
+//   freed (and eventually overwritten) only after no durable slot that a
+//   recovery would keep points into it.
 #include <string>
 
 #include "kv/index_format.h"
@@ -53,6 +62,20 @@ Status Keyspace::PersistSlot(uint64_t* slot, uint64_t value) {
   __atomic_store_n(slot, value, __ATOMIC_RELEASE);
   persister_->Persist(slot, sizeof(*slot));
   return Status::Ok();
+}
+
+uint64_t* Keyspace::TakeEmptySlot(uint64_t home, uint64_t value) {
+  for (uint64_t b = home; b < home + ix::kProbeBuckets; b++) {
+    uint64_t* bucket = Bucket(b);
+    for (size_t s = 0; s < ix::kSlotsPerBucket; s++) {
+      uint64_t expected = 0;
+      if (__atomic_compare_exchange_n(&bucket[s], &expected, value, false,
+                                      __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+        return &bucket[s];
+      }
+    }
+  }
+  return nullptr;
 }
 
 Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
@@ -104,6 +127,11 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
   std::lock_guard<std::mutex> lock(StripeFor(home));
   Found old;
   const bool exists = FindSlot(view.key, hash, &old);
+  if (exists && old.view.header.sequence >= view.header.sequence) {
+    // A newer version committed first: this one is ordered before it.
+    res.superseded = true;
+    return res;
+  }
   if (exists) {
     const ix::SlotFields f = ix::UnpackSlot(old.value);
     res.had_previous = true;
@@ -111,36 +139,36 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
                     uint64_t{f.offset_units} * ix::kUnit,
                     static_cast<uint32_t>(uint64_t{f.units} * ix::kUnit)};
   }
+  uint8_t* const record = log_ + log_off;
+  uint64_t* const buckets = Bucket(home);
+  const size_t buckets_len = ix::kProbeBuckets * ix::kBucketSize;
   if (tombstone) {
     if (!exists) return res;
-    KV_RETURN_IF_ERROR(PersistSlot(old.slot, 0));  // commit point
+    persister_->Persist(buckets, buckets_len);
+    __atomic_store_n(old.slot, 0, __ATOMIC_RELEASE);
+    persister_->PersistPair(record, r.length, buckets,
+                            buckets_len);  // commit point
     keys_.fetch_sub(1);
+  } else if (TakeEmptySlot(home, new_slot) != nullptr) {
+    // Other home buckets' writers (other stripes) may race for the same
+    // empty slot, hence CAS; non-empty slots change only under their
+    // key's stripe.
+    persister_->PersistPair(record, r.length, buckets,
+                            buckets_len);  // commit point
+    if (exists) {
+      __atomic_store_n(old.slot, 0, __ATOMIC_RELEASE);  // durable later
+    } else {
+      keys_.fetch_add(1);
+    }
   } else if (exists) {
+    persister_->Persist(record, r.length);
     KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point
   } else {
-    // Take an empty slot of the neighbourhood. Writers of other home
-    // buckets (other stripes) may race for the same empty slot, hence CAS;
-    // non-empty slots are only changed under their key's stripe.
-    bool placed = false;
-    for (uint64_t b = home; b < home + ix::kProbeBuckets && !placed; b++) {
-      uint64_t* bucket = Bucket(b);
-      for (size_t s = 0; s < ix::kSlotsPerBucket && !placed; s++) {
-        uint64_t expected = 0;
-        if (__atomic_compare_exchange_n(&bucket[s], &expected, new_slot, false,
-                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-          persister_->Persist(&bucket[s], sizeof(uint64_t));  // commit point
-          placed = true;
-        }
-      }
-    }
-    if (!placed) {
-      return Status::NoSpace(
-          "keyspace '" + name_ + "': index full — the " +
-          std::to_string(ix::kProbeBuckets * ix::kSlotsPerBucket) +
-          " slots this key may use are taken; recreate the keyspace with a "
-          "larger index capacity");
-    }
-    keys_.fetch_add(1);
+    return Status::NoSpace(
+        "keyspace '" + name_ + "': index full — the " +
+        std::to_string(ix::kProbeBuckets * ix::kSlotsPerBucket) +
+        " slots this key may use are taken; recreate the keyspace with a "
+        "larger index capacity");
   }
   // Accounting strictly after the persisted slot change.
   if (!tombstone) segments_->AddLive(r.segment, r.length);

@@ -26,7 +26,23 @@ std::string EntryName(const pf::CatalogEntry& e) {
 Pool::Pool(std::unique_ptr<Mapping> m, const PoolOptions& options)
     : mapping_(std::move(m)), options_(options), slots_(pf::kCatalogSlots) {}
 
-Pool::~Pool() { keyspaces_.clear(); }
+Pool::~Pool() {
+  // Clean close: each keyspace's index is made durable, then its entry
+  // records that this open closed cleanly, so the next open need not
+  // repair (Keyspace::Recover). Keyspaces must no longer be in use.
+  if (!options_.read_only) {
+    for (uint32_t i = 0; i < slots_.size(); i++) {
+      if (slots_[i].copy < 0 || slots_[i].entry.state != kLive) continue;
+      auto it = keyspaces_.find(EntryName(slots_[i].entry));
+      if (it == keyspaces_.end()) continue;
+      it->second->PersistIndex();
+      pf::CatalogEntry e = slots_[i].entry;
+      e.clean_epoch = e.open_epoch;
+      (void)WriteEntry(i, e);
+    }
+  }
+  keyspaces_.clear();
+}
 
 Result<std::unique_ptr<Pool>> Pool::Create(const std::string& path,
                                            uint64_t size,
@@ -111,16 +127,17 @@ Status Pool::Load() {
   }
   for (uint32_t i : live) {
     pf::CatalogEntry e = slots_[i].entry;
+    const bool unclean = e.clean_epoch != e.open_epoch;
     if (!options_.read_only) {
       // A new epoch per writable open keeps sequences increasing across
       // restarts without persisting a counter on every commit.
       e.open_epoch++;
       KV_RETURN_IF_ERROR(WriteEntry(i, e));
     }
-    auto ks = std::make_shared<Keyspace>(
-        slots_[i].entry, mapping_->base(), mapping_->persister(),
-        options_.read_only, options_.grace_period);
-    ks->Recover(slots_[i].entry.open_epoch);
+    auto ks =
+        std::make_shared<Keyspace>(slots_[i].entry, mapping_.get(),
+                                   options_.read_only, options_.grace_period);
+    ks->Recover(slots_[i].entry.open_epoch, unclean, &notes_);
     keyspaces_[ks->name()] = std::move(ks);
   }
   return Status::Ok();

@@ -139,10 +139,9 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
   e.max_value_size = o.max_value_size;
   e.open_epoch = 1;
   KV_RETURN_IF_ERROR(WriteEntry(static_cast<uint32_t>(slot), e));
-  auto ks = std::make_shared<Keyspace>(slots_[slot].entry, mapping_->base(),
-                                       mapping_->persister(), false,
-                                       options_.grace_period);
-  ks->Recover(e.open_epoch);
+  auto ks = std::make_shared<Keyspace>(slots_[slot].entry, mapping_.get(),
+                                       false, options_.grace_period);
+  ks->Recover(e.open_epoch, false, &notes_);
   keyspaces_[ks->name()] = ks;
   return ks;
 }

@@ -56,7 +56,7 @@ Result<CommitResult> Writer::Append(std::string_view key,
   KV_RETURN_IF_ERROR(EnsureRoom(size, tombstone));
   uint8_t* dst = ks_->log_base() + grant_.log_offset + grant_.start;
   rf::EncodeRecord(dst, ks_->id(), ks_->NextSequence(), tombstone, key, value);
-  ks_->persister()->Persist(dst, size);  // record durable before commit
+  // No persist here: Commit persists the record together with its slot.
   CommitRequest req;
   req.segment = grant_.segment;
   req.grant_id = grant_.grant_id;

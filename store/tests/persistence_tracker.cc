@@ -15,12 +15,23 @@ void PersistenceTracker::Attach(uint8_t* base, size_t size) {
 }
 
 void PersistenceTracker::Persist(const void* addr, size_t len) {
+  const Range r{addr, len};
+  PersistRanges(&r, 1);
+}
+
+void PersistenceTracker::PersistPair(const void* a, size_t a_len, const void* b,
+                                     size_t b_len) {
+  const Range r[2] = {{a, a_len}, {b, b_len}};
+  PersistRanges(r, 2);
+}
+
+void PersistenceTracker::PersistRanges(const Range* ranges, size_t n) {
   std::lock_guard<std::mutex> lock(mu_);
   if (base_ == nullptr) return;
-  const auto* p = static_cast<const uint8_t*>(addr);
-  if (p < base_ || p + len > base_ + size_) {
+  for (size_t i = 0; i < n; i++) {
+    const auto* p = static_cast<const uint8_t*>(ranges[i].addr);
     // Persisting memory outside the pool is a store bug.
-    std::abort();
+    if (p < base_ || p + ranges[i].len > base_ + size_) std::abort();
   }
   count_++;
   if (hook_ && !in_hook_) {
@@ -28,9 +39,14 @@ void PersistenceTracker::Persist(const void* addr, size_t len) {
     hook_(count_);
     in_hook_ = false;
   }
+  for (size_t i = 0; i < n; i++) CopyToDurable(ranges[i]);
+}
+
+void PersistenceTracker::CopyToDurable(const Range& r) {
+  const auto* p = static_cast<const uint8_t*>(r.addr);
   const size_t begin = static_cast<size_t>(p - base_) / kLine * kLine;
   const size_t end =
-      std::min(size_, (static_cast<size_t>(p - base_) + len + kLine - 1) /
+      std::min(size_, (static_cast<size_t>(p - base_) + r.len + kLine - 1) /
                           kLine * kLine);
   std::memcpy(durable_.data() + begin, base_ + begin, end - begin);
 }

@@ -67,5 +67,23 @@ TEST(PersistenceTrackerTest, HookRunsBeforeThePersistApplies) {
   EXPECT_EQ(t.persist_count(), 2u);
 }
 
+TEST(PersistenceTrackerTest, PersistPairIsOnePointWithBothRangesVolatile) {
+  std::vector<uint8_t> mem(4096, 0);
+  PersistenceTracker t;
+  t.Attach(mem.data(), mem.size());
+  mem[0] = 1;
+  mem[2048] = 2;
+  size_t volatile_at_hook = 0;
+  t.SetHook([&](uint64_t) { volatile_at_hook = t.VolatileLines(); });
+  t.PersistPair(&mem[2048], 1, &mem[0], 1);
+  EXPECT_EQ(t.persist_count(), 1u);
+  EXPECT_EQ(volatile_at_hook, 2u);  // the hook sees both lines unpersisted
+  EXPECT_EQ(t.VolatileLines(), 0u);
+  std::mt19937_64 rng(3);
+  auto img = t.CrashImage(Mode::kAllReverted, &rng);
+  EXPECT_EQ(img[0], 1);
+  EXPECT_EQ(img[2048], 2);
+}
+
 }  // namespace
 }  // namespace kv::store

@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "kv/store/mapping.h"
 #include "kv/store/options.h"
 
 namespace kv::store::testing {
@@ -48,6 +51,25 @@ inline PoolOptions NoGrace() {
   o.grace_period = std::chrono::milliseconds(0);
   return o;
 }
+
+// Heap bytes that are copied into *out when the mapping is destroyed, i.e.
+// when the Pool owning it closes: the image a clean close leaves.
+class CapturingMapping : public Mapping {
+ public:
+  CapturingMapping(size_t size, std::vector<uint8_t>* out)
+      : inner_(MemoryMapping::Zeroed(size, nullptr)), out_(out) {}
+  ~CapturingMapping() override {
+    out_->assign(inner_->base(), inner_->base() + inner_->size());
+  }
+  uint8_t* base() override { return inner_->base(); }
+  size_t size() const override { return inner_->size(); }
+  Persister* persister() override { return inner_->persister(); }
+  std::string granularity() const override { return "memory"; }
+
+ private:
+  std::unique_ptr<MemoryMapping> inner_;
+  std::vector<uint8_t>* out_;
+};
 
 }  // namespace kv::store::testing
 

@@ -336,7 +336,9 @@ TEST_F(ConnReqTest, ConnectToBlackholeHonoursTheTimeout) {
       EXPECT_EQ(rpma_conn_delete(&conn), 0);
     }
   }
-  if (rc != 0) EXPECT_EQ(rc, RPMA_E_PROVIDER);
+  if (rc != 0) {
+    EXPECT_EQ(rc, RPMA_E_PROVIDER);
+  }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::steady_clock::now() - start)
                 .count();

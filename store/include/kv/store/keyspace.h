@@ -1,11 +1,13 @@
 // kv::store::Keyspace — one keyspace of an open pool: its hash index and
 // its log of segments.
 //
-// Writers get a segment (GrantSegment), write records into it, make them
-// durable, and Commit each one: the commit validates the record and then
-// stores and persists one 8-byte index slot — the commit point. Readers
-// (Get, ForEach) take no lock: they read slots and immutable records, as
-// remote clients do, and retry when a slot changes under them.
+// Writers get a segment (GrantSegment), write records into it and Commit
+// each one: the commit validates the record, stores its 8-byte index slot
+// and persists record and slot together — the commit point (one msync on a
+// page-granularity file). An update takes a fresh slot and clears the old
+// one afterwards; after a crash, Open resolves leftovers (see Recover).
+// Readers (Get, ForEach) take no lock: they read slots and immutable
+// records, as remote clients do, and retry when a slot changes under them.
 //
 // Thread-safety: every method may be called concurrently. Commits of keys
 // in different home buckets run in parallel (striped locks).
@@ -22,6 +24,7 @@
 
 #include "kv/record_format.h"
 #include "kv/status.h"
+#include "kv/store/mapping.h"
 #include "kv/store/options.h"
 #include "kv/store/persister.h"
 #include "kv/store/pool_format.h"
@@ -33,11 +36,10 @@ class SegmentTable;
 
 class Keyspace {
  public:
-  // Built by Pool from a validated catalog entry; Recover() must succeed
-  // before any other call. `base` is the pool mapping.
-  Keyspace(const pool_format::CatalogEntry& entry, uint8_t* base,
-           Persister* persister, bool read_only,
-           std::chrono::milliseconds grace_period);
+  // Built by Pool from a validated catalog entry; Recover() must run
+  // before any other call. `mapping` (the pool's) outlives the keyspace.
+  Keyspace(const pool_format::CatalogEntry& entry, Mapping* mapping,
+           bool read_only, std::chrono::milliseconds grace_period);
   ~Keyspace();
   Keyspace(const Keyspace&) = delete;
   Keyspace& operator=(const Keyspace&) = delete;
@@ -45,13 +47,30 @@ class Keyspace {
   // Rebuilds volatile state from the index: per-segment live bytes, key
   // count; segments that were open are sealed. Slots that are out of
   // bounds are skipped here and reported by Check().
-  void Recover(uint64_t open_epoch);
+  //
+  // `unclean`: the keyspace was not closed cleanly (crash, kill). A commit
+  // persists record and slot in no particular order and clears an updated
+  // key's old slot without persisting it, so a crash can leave (a) a slot
+  // whose record never became durable and (b) two slots for one key. A
+  // writable Recover clears (a) and the lower-sequence slot of (b),
+  // durably, appending a line per repair to *notes; this reads every
+  // record a slot points to. Read-only, nothing is changed: Get picks the
+  // newest valid version and Check() lists what the next writable open
+  // will repair as notes.
+  void Recover(uint64_t open_epoch, bool unclean,
+               std::vector<std::string>* notes);
+
+  // Makes the whole index durable (the clears an update does not persist
+  // at once); Pool calls it before marking the keyspace cleanly closed.
+  void PersistIndex();
 
   const std::string& name() const { return name_; }
   uint32_t id() const { return id_; }
   KeyspaceInfo info() const;
 
-  // Grants a segment for appending. no_space when the log is full. One
+  // Grants a segment for appending; the writable part of the segment is
+  // durably zero, so a record a crash leaves half-written never looks like
+  // an older valid one. no_space when the log is full. One
   // free segment is held back for the cleaner; `for_delete` may use it,
   // so that a full keyspace can still take deletes (tombstones) and then
   // be compacted.
@@ -70,22 +89,36 @@ class Keyspace {
   uint32_t max_value_size() const { return max_value_size_; }
 
   // Commits the record the request describes. Precondition: the record's
-  // bytes are durable. Checks bounds (inside the grant, at/after its tail),
-  // the record (CRC, lengths, keyspace id, key hash == request.key_hash),
-  // then stores + persists the slot. A put replaces the key's slot (or takes
-  // an empty one); a tombstone clears it. Errors: invalid_argument (bounds,
-  // grant, oversized value), corruption (record fails verification),
-  // no_space (the key's buckets are full), permission_denied (read-only).
+  // bytes are written (they need not be durable yet: the commit persists
+  // them with the slot). Checks bounds (inside the grant, at/after its
+  // tail), the record (CRC, lengths, keyspace id, key hash ==
+  // request.key_hash), then:
+  //  - a put stores the slot in an empty slot of the key's buckets and
+  //    persists record + buckets as one persist point (the commit point),
+  //    then clears the key's previous slot (made durable by a later
+  //    persist; Recover resolves a crash in between by sequence). When no
+  //    slot is empty it replaces the previous slot in place: record
+  //    persist, then slot persist.
+  //  - a delete first persists the key's buckets (so no older duplicate
+  //    can outlive it), then clears the slot and persists again.
+  // A record whose sequence is not above the key's current version lost a
+  // race with a newer commit: it is not applied and the result says
+  // `superseded`. Errors: invalid_argument (bounds, grant, oversized
+  // value), corruption (record fails verification), no_space (the key's
+  // buckets are full), permission_denied (read-only).
   Result<CommitResult> Commit(const CommitRequest& request);
 
-  // Copies the value of `key` into *value. not_found, or corruption when
-  // the record the slot points to fails verification.
+  // Copies the value of `key` into *value: the valid version with the
+  // highest sequence among the slots holding the key (more than one only
+  // while an update is in flight, or read-only after a crash). not_found,
+  // or corruption when the record a slot points to fails verification.
   Status Get(std::string_view key, std::string* value,
              Version* version = nullptr) const;
 
   // Calls fn for every live key (unordered) until it returns false.
-  // Concurrent commits may or may not be seen. corruption if a record
-  // fails verification.
+  // Concurrent commits may or may not be seen (a key updated meanwhile may
+  // be seen twice, old and new). corruption if a record fails
+  // verification.
   Status ForEach(
       const std::function<bool(const record_format::RecordView&)>& fn) const;
 
@@ -100,7 +133,9 @@ class Keyspace {
 
   // Verifies every slot (bounds, fingerprint, home bucket, duplicates) and
   // every record a slot points to (CRC, key hash, keyspace); appends what
-  // is wrong to report->problems.
+  // is wrong to report->problems — or, on a read-only keyspace that was not
+  // closed cleanly, the torn commits and duplicates the next writable open
+  // repairs to report->notes.
   void Check(CheckReport* report) const;
 
  private:
@@ -118,6 +153,20 @@ class Keyspace {
   // stripe, or accepts races). Returns false when absent.
   bool FindSlot(std::string_view key, uint64_t hash, Found* out) const;
   Status PersistSlot(uint64_t* slot, uint64_t value);
+  // Takes an empty slot of home's buckets for `value` (CAS: writers of
+  // other home buckets may race for it). nullptr when all are taken.
+  uint64_t* TakeEmptySlot(uint64_t home, uint64_t value);
+  // Grants from the segment table and zeroes the writable part.
+  Result<SegmentGrant> GrantZeroed(bool use_reserve);
+  // Why the slot at index i cannot be a committed version ("" if it can).
+  std::string SlotProblem(uint64_t i, uint64_t v,
+                          record_format::RecordView* view) const;
+  // Unclean recovery: clears torn and duplicate slots (durably).
+  void RepairAfterCrash(std::vector<std::string>* notes);
+  // Calls fn(i, j, older) for each pair of slots holding the same key;
+  // `older` is i or j (the lower sequence).
+  void ForEachDuplicate(const std::function<void(uint64_t i, uint64_t j,
+                                                 uint64_t older)>& fn) const;
   Status MoveRecord(uint64_t* slot, uint64_t old_value, SegmentGrant* grant,
                     bool* have_grant);
 
@@ -130,8 +179,10 @@ class Keyspace {
   const uint32_t segment_size_;
   const uint32_t max_value_size_;
   const pool_format::CatalogEntry entry_;
+  Mapping* const mapping_;
   Persister* const persister_;
   const bool read_only_;
+  bool unclean_ = false;  // not closed cleanly (repaired unless read-only)
   std::unique_ptr<SegmentTable> segments_;
   std::unique_ptr<std::mutex[]> stripes_;
   std::mutex clean_mu_;

@@ -63,6 +63,9 @@ struct KeyspaceStats {
 // What Check() found; ok() when no problem was found.
 struct CheckReport {
   std::vector<std::string> problems;
+  // Not problems: leftovers of an unclean shutdown that the next writable
+  // open repairs (reported by read-only checks).
+  std::vector<std::string> notes;
   uint64_t keyspaces = 0;
   uint64_t slots = 0;
   uint64_t records_verified = 0;

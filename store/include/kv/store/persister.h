@@ -1,7 +1,8 @@
 // kv::store::Persister — the one door through which the store makes bytes
 // durable.
 //
-// Every persist in the store goes through Persist(); nothing else flushes.
+// Every persist in the store goes through Persist() or PersistPair();
+// nothing else flushes.
 // Production uses libpmem2's persist function for the mapping (cache-line
 // flush + fence on DAX, msync on a page-granularity file); tests substitute
 // a persistence tracker that records which cache lines were persisted and
@@ -24,6 +25,17 @@ class Persister {
   // failure-atomic, larger ranges are not (any cache line may or may not
   // have reached media when a failure interrupts the call).
   virtual void Persist(const void* addr, size_t len) = 0;
+
+  // Makes both ranges durable before returning, in no particular order: a
+  // failure during the call may leave any subset of their cache lines
+  // durable. It is one persist point, which lets a page-granularity mapping
+  // pay for one msync instead of two (a commit persists its record and its
+  // slot this way). The default persists one range, then the other.
+  virtual void PersistPair(const void* a, size_t a_len, const void* b,
+                           size_t b_len) {
+    Persist(a, a_len);
+    Persist(b, b_len);
+  }
 };
 
 }  // namespace kv::store

@@ -67,7 +67,10 @@ struct CatalogEntry {
   uint32_t segment_size;
   uint32_t max_value_size;
   uint64_t open_epoch;  // bumped by every writable open; seeds sequences
-  uint8_t reserved[104];
+  // open_epoch of the last writable open that closed cleanly (index fully
+  // persisted); != open_epoch means recovery must repair (Keyspace::Recover).
+  uint64_t clean_epoch;
+  uint8_t reserved[96];
 };
 static_assert(sizeof(CatalogEntry) == kCatalogEntrySize);
 

@@ -21,8 +21,8 @@ struct SegmentGrant {
 };
 
 // "The record at `offset` (within the granted segment), `length` bytes
-// (a multiple of 64), is durable; make it visible." key_hash must equal
-// index_format::HashKey of the record's key.
+// (a multiple of 64), is written; make it durable and visible." key_hash
+// must equal index_format::HashKey of the record's key.
 struct CommitRequest {
   uint32_t segment = 0;
   uint64_t grant_id = 0;
@@ -43,6 +43,9 @@ struct CommitResult {
   Version previous;           // valid when had_previous
   bool tombstone = false;     // this commit was a delete
   Version committed;          // the new version (a delete: the tombstone)
+  // A newer version of the key was committed first (its sequence is
+  // higher); this one is ordered before it and was not applied.
+  bool superseded = false;
 };
 
 }  // namespace kv::store

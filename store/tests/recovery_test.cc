@@ -1,0 +1,217 @@
+// Recovery after an unclean shutdown: what the one-persist commit may leave
+// (torn records, duplicate slots) is repaired by a writable open, reported
+// as notes by a read-only one; and the commit rules that make it sound
+// (sequence order, zeroed grants).
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "kv/index_format.h"
+#include "kv/store/pool.h"
+#include "kv/store/writer.h"
+#include "test_util.h"
+
+namespace kv::store {
+namespace {
+
+namespace ix = index_format;
+namespace rf = record_format;
+using testing::NoGrace;
+using testing::SmallKeyspace;
+
+constexpr size_t kPoolSize = 4 << 20;
+
+class RecoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto mapping = MemoryMapping::Zeroed(kPoolSize, nullptr);
+    base_ = mapping->base();
+    auto pool = Pool::CreateOn(std::move(mapping), NoGrace());
+    ASSERT_TRUE(pool.ok());
+    pool_ = std::move(*pool);
+    ks_ = pool_->CreateKeyspace("ks", SmallKeyspace()).value();
+    info_ = ks_->info();
+  }
+
+  // The pool as a crash would leave it now (open: not closed cleanly).
+  std::vector<uint8_t> Image() const {
+    return std::vector<uint8_t>(base_, base_ + kPoolSize);
+  }
+  static Result<std::unique_ptr<Pool>> Open(const std::vector<uint8_t>& img,
+                                            bool read_only) {
+    PoolOptions o = NoGrace();
+    o.read_only = read_only;
+    return Pool::OpenOn(MemoryMapping::FromImage(img, nullptr), o);
+  }
+  // Stores `slot` in the first empty slot of key's buckets in `img`.
+  void AddSlot(std::vector<uint8_t>* img, std::string_view key,
+               uint64_t slot) const {
+    const uint64_t home = ix::HomeBucket(ix::HashKey(key), info_.bucket_count);
+    // The index starts the keyspace region.
+    auto* slots =
+        reinterpret_cast<uint64_t*>(img->data() + info_.region_offset) +
+        home * ix::kSlotsPerBucket;
+    for (size_t i = 0; i < ix::kProbeBuckets * ix::kSlotsPerBucket; i++) {
+      if (slots[i] == 0) {
+        slots[i] = slot;
+        return;
+      }
+    }
+    FAIL() << "no empty slot";
+  }
+  static uint64_t SlotFor(std::string_view key, uint64_t log_offset,
+                          uint64_t length) {
+    return ix::PackSlot({ix::Fingerprint(ix::HashKey(key)),
+                         static_cast<uint16_t>(length / ix::kUnit),
+                         static_cast<uint32_t>(log_offset / ix::kUnit)});
+  }
+
+  uint8_t* base_ = nullptr;
+  std::unique_ptr<Pool> pool_;
+  std::shared_ptr<Keyspace> ks_;
+  KeyspaceInfo info_;
+};
+
+TEST_F(RecoveryTest, DuplicateSlotsKeepTheHigherSequence) {
+  Writer w(ks_);
+  Version v1;
+  ASSERT_TRUE(w.Put("key", "one").ok());
+  std::string got;
+  ASSERT_TRUE(ks_->Get("key", &got, &v1).ok());
+  ASSERT_TRUE(w.Put("key", "two").ok());
+  // The old slot's clear never reached media.
+  std::vector<uint8_t> img = Image();
+  AddSlot(&img, "key", SlotFor("key", v1.log_offset, v1.length));
+  {
+    auto ro = Open(img, true);
+    ASSERT_TRUE(ro.ok()) << ro.status().ToString();
+    auto ks = (*ro)->GetKeyspace("ks").value();
+    ASSERT_TRUE(ks->Get("key", &got).ok());
+    EXPECT_EQ(got, "two");  // the newest version wins, even unrepaired
+    CheckReport r = (*ro)->Check();
+    EXPECT_TRUE(r.ok()) << r.problems[0];
+    ASSERT_EQ(r.notes.size(), 1u);
+    EXPECT_NE(r.notes[0].find("next writable open"), std::string::npos);
+  }
+  auto rw = Open(img, false);
+  ASSERT_TRUE(rw.ok());
+  const auto notes = (*rw)->Info().recovery_notes;
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("an older version of the key"), std::string::npos)
+      << notes[0];
+  CheckReport r = (*rw)->Check();
+  EXPECT_TRUE(r.ok() && r.notes.empty());
+  auto ks = (*rw)->GetKeyspace("ks").value();
+  ASSERT_TRUE(ks->Get("key", &got).ok());
+  EXPECT_EQ(got, "two");
+  EXPECT_EQ(ks->Stats().keys, 1u);
+}
+
+TEST_F(RecoveryTest, SlotOfATornRecordIsCleared) {
+  Writer w(ks_);
+  ASSERT_TRUE(w.Put("kept", "value").ok());
+  Version v;
+  std::string got;
+  ASSERT_TRUE(ks_->Get("kept", &got, &v).ok());
+  // A slot for "torn" whose record never reached media: the bytes after
+  // the last record are the zeros the segment was granted with.
+  std::vector<uint8_t> img = Image();
+  AddSlot(&img, "torn", SlotFor("torn", v.log_offset + v.length, 128));
+  {
+    auto ro = Open(img, true);
+    ASSERT_TRUE(ro.ok());
+    CheckReport r = (*ro)->Check();
+    EXPECT_TRUE(r.ok()) << r.problems[0];
+    EXPECT_EQ(r.notes.size(), 1u);
+  }
+  auto rw = Open(img, false);
+  ASSERT_TRUE(rw.ok());
+  ASSERT_EQ((*rw)->Info().recovery_notes.size(), 1u);
+  EXPECT_NE((*rw)->Info().recovery_notes[0].find("a commit the crash"),
+            std::string::npos);
+  EXPECT_TRUE((*rw)->Check().ok());
+  auto ks = (*rw)->GetKeyspace("ks").value();
+  EXPECT_TRUE(ks->Get("torn", &got).IsNotFound());
+  ASSERT_TRUE(ks->Get("kept", &got).ok());
+  EXPECT_EQ(got, "value");
+}
+
+TEST_F(RecoveryTest, CleanCloseNeedsNoRepairAndDamageStaysAProblem) {
+  std::vector<uint8_t> img;
+  {
+    auto pool = Pool::CreateOn(
+        std::make_unique<testing::CapturingMapping>(kPoolSize, &img),
+        NoGrace());
+    ASSERT_TRUE(pool.ok());
+    auto ks = (*pool)->CreateKeyspace("ks", SmallKeyspace()).value();
+    Writer w(ks);
+    ASSERT_TRUE(w.Put("a", "1").ok());
+    ASSERT_TRUE(w.Put("a", "2").ok());  // leaves an unpersisted clear
+  }
+  {
+    auto pool = Open(img, false);
+    ASSERT_TRUE(pool.ok());
+    EXPECT_TRUE((*pool)->Info().recovery_notes.empty());
+    EXPECT_TRUE((*pool)->Check().ok());
+  }
+  // On a cleanly closed pool a bad slot is damage, not a crash leftover.
+  const uint64_t zero_area = info_.log_size - 128;
+  AddSlot(&img, "b", SlotFor("b", zero_area, 128));
+  auto pool = Open(img, false);
+  ASSERT_TRUE(pool.ok());
+  EXPECT_TRUE((*pool)->Info().recovery_notes.empty());
+  EXPECT_FALSE((*pool)->Check().ok());
+}
+
+TEST_F(RecoveryTest, OlderSequenceIsSupersededNotApplied) {
+  // Two writers encode the same key; the later sequence commits first.
+  SegmentGrant g1 = ks_->GrantSegment().value();
+  SegmentGrant g2 = ks_->GrantSegment().value();
+  auto write = [&](SegmentGrant* g, uint64_t seq, std::string_view value) {
+    const size_t n =
+        rf::EncodeRecord(ks_->log_base() + g->log_offset + g->start, ks_->id(),
+                         seq, false, "key", value);
+    CommitRequest r{g->segment, g->grant_id, g->start, static_cast<uint32_t>(n),
+                    ix::HashKey("key")};
+    g->start += n;
+    return r;
+  };
+  const uint64_t s1 = ks_->NextSequence();
+  const uint64_t s2 = ks_->NextSequence();
+  const CommitRequest older = write(&g1, s1, "older");
+  const CommitRequest newer = write(&g2, s2, "newer");
+  auto rn = ks_->Commit(newer);
+  ASSERT_TRUE(rn.ok());
+  EXPECT_FALSE(rn->superseded);
+  auto ro = ks_->Commit(older);
+  ASSERT_TRUE(ro.ok()) << ro.status().ToString();
+  EXPECT_TRUE(ro->superseded);
+  std::string got;
+  ASSERT_TRUE(ks_->Get("key", &got).ok());
+  EXPECT_EQ(got, "newer");
+}
+
+TEST_F(RecoveryTest, ARegrantedSegmentIsZeroFromItsTail) {
+  SegmentGrant g = ks_->GrantSegment().value();
+  uint8_t* seg = ks_->log_base() + g.log_offset;
+  const size_t n =
+      rf::EncodeRecord(seg, ks_->id(), ks_->NextSequence(), false, "k", "v");
+  ASSERT_TRUE(ks_->Commit({g.segment, g.grant_id, 0, static_cast<uint32_t>(n),
+                           ix::HashKey("k")})
+                  .ok());
+  // An uncommitted record past the tail (a writer that died mid-put).
+  rf::EncodeRecord(seg + n, ks_->id(), ks_->NextSequence(), false, "k", "x");
+  ASSERT_TRUE(ks_->ReturnSegment(g).ok());
+  SegmentGrant again = ks_->GrantSegment().value();
+  ASSERT_EQ(again.segment, g.segment);
+  ASSERT_EQ(again.start, n);
+  for (uint64_t i = again.start; i < again.size; i++) {
+    ASSERT_EQ(seg[i], 0) << "byte " << i;
+  }
+  std::string got;
+  ASSERT_TRUE(ks_->Get("k", &got).ok());
+  EXPECT_EQ(got, "v");
+}
+
+}  // namespace
+}  // namespace kv::store
