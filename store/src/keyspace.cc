@@ -107,8 +107,25 @@ void Keyspace::Recover(uint64_t open_epoch, bool unclean,
 
 void Keyspace::PersistIndex() {
   if (read_only_) return;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    pending_clears_.clear();  // covered by the whole-index persist below
+  }
   persister_->Persist(index_,
                       ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize);
+}
+
+void Keyspace::PersistPendingClears() {
+  std::vector<uint64_t*> slots;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    slots.swap(pending_clears_);
+  }
+  if (slots.empty()) return;
+  std::vector<Persister::Range> ranges;
+  ranges.reserve(slots.size());
+  for (uint64_t* slot : slots) ranges.push_back({slot, sizeof(uint64_t)});
+  persister_->PersistRanges(ranges.data(), ranges.size());
 }
 
 Result<SegmentGrant> Keyspace::GrantZeroed(bool use_reserve) {
@@ -118,7 +135,7 @@ Result<SegmentGrant> Keyspace::GrantZeroed(bool use_reserve) {
   // An update clears its key's old slot without persisting it. Before the
   // segment that slot pointed into can be rewritten, the clear must be
   // durable, or a crash could revive the slot over a new record.
-  PersistIndex();
+  PersistPendingClears();
   // Zero [start, size) durably: a half-written record must not be able to
   // pass for an older record left at the same offset. Whole pages are
   // zeroed through the mapping (a hole on a file), the partial first page

@@ -157,6 +157,8 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
                             buckets_len);  // commit point
     if (exists) {
       __atomic_store_n(old.slot, 0, __ATOMIC_RELEASE);  // durable later
+      std::lock_guard<std::mutex> pending(pending_mu_);
+      pending_clears_.push_back(old.slot);
     } else {
       keys_.fetch_add(1);
     }

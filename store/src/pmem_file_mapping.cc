@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -27,21 +28,23 @@ class Pmem2Persister : public Persister {
         page_(pmem2_map_get_store_granularity(map) == PMEM2_GRANULARITY_PAGE) {}
   void Persist(const void* addr, size_t len) override { persist_(addr, len); }
 
-  void PersistPair(const void* a, size_t a_len, const void* b,
-                   size_t b_len) override {
+  void PersistRanges(const Range* ranges, size_t n) override {
+    if (n == 0) return;
     if (page_) {
       // One msync over the span: the kernel writes only the dirty pages in
-      // it (the two ranges, plus whatever else is dirty in between, which
-      // is harmless) and pays for one device flush instead of two.
-      const auto* pa = static_cast<const uint8_t*>(a);
-      const auto* pb = static_cast<const uint8_t*>(b);
-      const uint8_t* lo = pa < pb ? pa : pb;
-      const uint8_t* hi = pa + a_len > pb + b_len ? pa + a_len : pb + b_len;
+      // it (the ranges, plus whatever else is dirty in between, which is
+      // harmless) and pays for one device flush instead of n.
+      const auto* lo = static_cast<const uint8_t*>(ranges[0].addr);
+      const uint8_t* hi = lo + ranges[0].len;
+      for (size_t i = 1; i < n; i++) {
+        const auto* p = static_cast<const uint8_t*>(ranges[i].addr);
+        lo = std::min(lo, p);
+        hi = std::max(hi, p + ranges[i].len);
+      }
       persist_(lo, static_cast<size_t>(hi - lo));
       return;
     }
-    flush_(a, a_len);
-    flush_(b, b_len);
+    for (size_t i = 0; i < n; i++) flush_(ranges[i].addr, ranges[i].len);
     drain_();
   }
 
@@ -169,9 +172,16 @@ size_t PmemFileMapping::size() const { return pmem2_map_get_size(impl_->map_); }
 Persister* PmemFileMapping::persister() { return impl_->persister_.get(); }
 
 Status PmemFileMapping::Zero(uint64_t offset, uint64_t len) {
-  // Storing zeros through the mapping would allocate and write every block
-  // (slow for a large index, and on ext4 it measurably slows every later
-  // msync of the file); a hole costs one metadata update.
+  // Page granularity (a regular file): storing zeros through the mapping
+  // would allocate and write every block (slow for a large index, and on
+  // ext4 it measurably slows every later msync of the file); a hole costs
+  // one metadata update and the fsync that makes it durable. With cache-line
+  // flushes nothing is msync'ed, so that fsync would write back everything
+  // the pool has dirtied (milliseconds per segment grant when the cache-line
+  // mode is forced on a regular file); there zeros are stored and flushed.
+  if (pmem2_map_get_store_granularity(impl_->map_) != PMEM2_GRANULARITY_PAGE) {
+    return Mapping::Zero(offset, len);
+  }
   struct stat sb;
   if (fstat(impl_->fd_, &sb) == 0 && S_ISREG(sb.st_mode) &&
       fallocate(impl_->fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,

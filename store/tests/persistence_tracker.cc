@@ -19,12 +19,6 @@ void PersistenceTracker::Persist(const void* addr, size_t len) {
   PersistRanges(&r, 1);
 }
 
-void PersistenceTracker::PersistPair(const void* a, size_t a_len, const void* b,
-                                     size_t b_len) {
-  const Range r[2] = {{a, a_len}, {b, b_len}};
-  PersistRanges(r, 2);
-}
-
 void PersistenceTracker::PersistRanges(const Range* ranges, size_t n) {
   std::lock_guard<std::mutex> lock(mu_);
   if (base_ == nullptr) return;

@@ -34,9 +34,8 @@ class PersistenceTracker : public Persister {
   void Attach(uint8_t* base, size_t size);
 
   void Persist(const void* addr, size_t len) override;
-  // One persist point covering both ranges (as on a page-granularity file).
-  void PersistPair(const void* a, size_t a_len, const void* b,
-                   size_t b_len) override;
+  // One persist point covering all ranges (as on a page-granularity file).
+  void PersistRanges(const Range* ranges, size_t n) override;
 
   // The image a power failure would leave right now.
   std::vector<uint8_t> CrashImage(Mode mode, std::mt19937_64* rng) const;
@@ -51,11 +50,6 @@ class PersistenceTracker : public Persister {
   uint64_t persist_count() const { return count_; }
 
  private:
-  struct Range {
-    const void* addr;
-    size_t len;
-  };
-  void PersistRanges(const Range* ranges, size_t n);
   void CopyToDurable(const Range& r);
 
   std::mutex mu_;

@@ -124,9 +124,16 @@ int Check(const std::string& path, std::ostream& out, std::ostream& err) {
   if (!pool.ok()) return Fail(err, pool.status());
   store::CheckReport r = (*pool)->Check();
   for (const std::string& p : r.problems) out << "problem: " << p << "\n";
+  for (const std::string& n : r.notes) out << "note: " << n << "\n";
   out << (r.ok() ? "ok" : "CORRUPT") << ": " << r.keyspaces << " keyspaces, "
       << r.slots << " slots, " << r.records_verified << " records verified, "
-      << r.problems.size() << " problems\n";
+      << r.problems.size() << " problems";
+  if (!r.notes.empty()) {
+    out << ", " << r.notes.size()
+        << " leftovers of an unclean shutdown (the next writable open "
+           "repairs them)";
+  }
+  out << "\n";
   return r.ok() ? kExitOk : kExitCheckFailed;
 }
 

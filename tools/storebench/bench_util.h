@@ -22,6 +22,12 @@ struct Figures {
 Figures RunTimed(int threads, uint64_t ops,
                  const std::function<bool(int thread, uint64_t i)>& op);
 
+// The floor under any durable put on this file system: each op appends a
+// 128-byte record to a per-thread region of an mmap'ed sparse file in
+// `dir` and msyncs the page holding it (a log append made durable). The
+// file is removed afterwards.
+Figures MsyncFloor(const std::string& dir, int threads, uint64_t ops);
+
 // "user000000000042" — 16-byte keys.
 std::string Key(uint64_t i);
 // A 100-byte (or `size`) value that encodes i.

@@ -2,7 +2,10 @@
 //
 // Two pairings, as issue 5 asks:
 //   durable:    rpkv on a regular file (page granularity: each put persists
-//               record + slot with msync)  vs  RocksDB with sync=true
+//               record + slot with one msync)  vs  RocksDB with sync=true,
+//               beside the floor of this file system (a 128-byte log
+//               append and one msync of its page), which bounds any
+//               durable put here
 //   cache line: rpkv with PMEM2_FORCE_GRANULARITY=CACHE_LINE (flush +
 //               fence, what a DAX device costs)  vs  RocksDB defaults
 // Gets are measured on a preloaded key set in both engines (RocksDB flushed
@@ -134,7 +137,11 @@ int main(int argc, char** argv) {
       return db_sync->Put(sync, Key(k), Value(k, vs)).ok();
     });
     Print("rocksdb sync=true", "durable put", threads, b);
+    Figures floor =
+        kv::storebench::MsyncFloor(FLAGS_dir, threads, FLAGS_sync_ops);
+    Print("floor: 128 B append + msync", "durable write", threads, floor);
     Ratio("durable put (rpkv page / rocksdb sync)", a, b);
+    Ratio("ceiling: floor / rocksdb sync", floor, b);
     file = Rpkv{};
     db_sync.reset();
 

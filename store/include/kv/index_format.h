@@ -5,8 +5,8 @@
 // prose twin is docs/format.md ("Hash index"). Header-only, thread-safe
 // (pure functions).
 //
-// A slot is one little-endian uint64_t, updated with a single atomic 8-byte
-// store followed by a persist (the commit point of a put or delete):
+// A slot is one little-endian uint64_t, changed only by atomic 8-byte
+// stores (the commit protocol is in docs/format.md):
 //
 //   bits 63..48  fingerprint   (16 bits of the key hash, never 0)
 //   bits 47..32  length        (record length in 64-byte units, 1..65535)
@@ -17,7 +17,9 @@
 // HomeBucket(hash, bucket_count) or in the kProbeBuckets - 1 buckets after
 // it; the index holds bucket_count + kProbeBuckets - 1 buckets so a probe
 // never wraps, and a reader fetches the whole neighbourhood
-// (kProbeBuckets * 64 bytes) in one read.
+// (kProbeBuckets * 64 bytes) in one read. While an update is in flight a
+// key can be in two slots; the record with the higher sequence is the
+// key's version, so a reader takes the newest valid match.
 #ifndef KV_INDEX_FORMAT_H_
 #define KV_INDEX_FORMAT_H_
 

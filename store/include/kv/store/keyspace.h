@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kv/record_format.h"
 #include "kv/status.h"
@@ -60,8 +61,9 @@ class Keyspace {
   void Recover(uint64_t open_epoch, bool unclean,
                std::vector<std::string>* notes);
 
-  // Makes the whole index durable (the clears an update does not persist
-  // at once); Pool calls it before marking the keyspace cleanly closed.
+  // Makes the whole index durable (including the clears an update does
+  // not persist at once); Pool calls it before marking the keyspace
+  // cleanly closed.
   void PersistIndex();
 
   const std::string& name() const { return name_; }
@@ -156,8 +158,10 @@ class Keyspace {
   // Takes an empty slot of home's buckets for `value` (CAS: writers of
   // other home buckets may race for it). nullptr when all are taken.
   uint64_t* TakeEmptySlot(uint64_t home, uint64_t value);
-  // Grants from the segment table and zeroes the writable part.
+  // Grants from the segment table and zeroes the writable part, after
+  // persisting the pending clears.
   Result<SegmentGrant> GrantZeroed(bool use_reserve);
+  void PersistPendingClears();
   // Why the slot at index i cannot be a committed version ("" if it can).
   std::string SlotProblem(uint64_t i, uint64_t v,
                           record_format::RecordView* view) const;
@@ -186,6 +190,10 @@ class Keyspace {
   std::unique_ptr<SegmentTable> segments_;
   std::unique_ptr<std::mutex[]> stripes_;
   std::mutex clean_mu_;
+  // Old slots that updates cleared without a persist; a grant persists
+  // them (one persist point) before a segment can be rewritten.
+  std::mutex pending_mu_;
+  std::vector<uint64_t*> pending_clears_;
   std::atomic<uint64_t> next_sequence_{1};
   std::atomic<int64_t> keys_{0};
 };

@@ -1,7 +1,7 @@
 // kv::store::Persister — the one door through which the store makes bytes
 // durable.
 //
-// Every persist in the store goes through Persist() or PersistPair();
+// Every persist in the store goes through Persist() or PersistRanges();
 // nothing else flushes.
 // Production uses libpmem2's persist function for the mapping (cache-line
 // flush + fence on DAX, msync on a page-granularity file); tests substitute
@@ -26,15 +26,23 @@ class Persister {
   // have reached media when a failure interrupts the call).
   virtual void Persist(const void* addr, size_t len) = 0;
 
-  // Makes both ranges durable before returning, in no particular order: a
+  struct Range {
+    const void* addr;
+    size_t len;
+  };
+
+  // Makes all n ranges durable before returning, in no particular order: a
   // failure during the call may leave any subset of their cache lines
   // durable. It is one persist point, which lets a page-granularity mapping
-  // pay for one msync instead of two (a commit persists its record and its
-  // slot this way). The default persists one range, then the other.
-  virtual void PersistPair(const void* a, size_t a_len, const void* b,
-                           size_t b_len) {
-    Persist(a, a_len);
-    Persist(b, b_len);
+  // pay for one msync instead of n (a commit persists its record and its
+  // slot this way). The default persists the ranges one by one.
+  virtual void PersistRanges(const Range* ranges, size_t n) {
+    for (size_t i = 0; i < n; i++) Persist(ranges[i].addr, ranges[i].len);
+  }
+
+  void PersistPair(const void* a, size_t a_len, const void* b, size_t b_len) {
+    const Range r[2] = {{a, a_len}, {b, b_len}};
+    PersistRanges(r, 2);
   }
 };
 
