@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace kv::store {
 namespace {
@@ -193,6 +194,37 @@ Status PmemFileMapping::Zero(uint64_t offset, uint64_t len) {
     return Status::Ok();
   }
   return Mapping::Zero(offset, len);
+}
+
+Status PmemFileMapping::ZeroAllocated(uint64_t offset, uint64_t len) {
+  struct stat sb;
+  if (pmem2_map_get_store_granularity(impl_->map_) != PMEM2_GRANULARITY_PAGE ||
+      fstat(impl_->fd_, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    return Zero(offset, len);
+  }
+  // Zeros written with pwrite, made durable, then dropped from the page
+  // cache: on ext4 a page that write() left cached made every later msync
+  // of it ~5x slower (329 vs 57 us measured), while a page whose block is
+  // still a hole pays a block allocation at its first msync (82 us).
+  static const std::vector<char> zeros(1 << 20, 0);
+  for (uint64_t done = 0; done < len;) {
+    const size_t n =
+        static_cast<size_t>(std::min<uint64_t>(zeros.size(), len - done));
+    const ssize_t w =
+        pwrite(impl_->fd_, zeros.data(), n, static_cast<off_t>(offset + done));
+    if (w <= 0) {
+      return Status::IoError(std::string("writing zeros: ") +
+                             std::strerror(w < 0 ? errno : EIO));
+    }
+    done += static_cast<uint64_t>(w);
+  }
+  if (fdatasync(impl_->fd_) != 0) {
+    return Status::IoError(std::string("fdatasync after writing zeros: ") +
+                           std::strerror(errno));
+  }
+  (void)posix_fadvise(impl_->fd_, static_cast<off_t>(offset),
+                      static_cast<off_t>(len), POSIX_FADV_DONTNEED);
+  return Status::Ok();
 }
 
 std::string PmemFileMapping::granularity() const {

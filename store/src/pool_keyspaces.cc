@@ -123,7 +123,13 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
                            std::to_string(largest));
   }
   // Index zeroed and durable before the entry that makes it reachable.
-  KV_RETURN_IF_ERROR(mapping_->Zero(region, index_bytes));
+  // Indexes up to 64 MiB get their blocks allocated (written zeros), so a
+  // put's commit persist never waits for an index block allocation; larger
+  // ones stay sparse (a hole), keeping creation cheap.
+  constexpr uint64_t kAllocateIndexUpTo = 64ull << 20;
+  KV_RETURN_IF_ERROR(index_bytes <= kAllocateIndexUpTo
+                         ? mapping_->ZeroAllocated(region, index_bytes)
+                         : mapping_->Zero(region, index_bytes));
 
   pf::CatalogEntry e{};
   e.state = kLive;

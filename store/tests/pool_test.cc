@@ -67,6 +67,32 @@ TEST_F(PoolTest, TerabytePoolStaysSparse) {
   EXPECT_TRUE((*again)->Check().ok());
 }
 
+TEST_F(PoolTest, SmallIndexBlocksAreAllocatedLargeOnesStaySparse) {
+  const std::string path = dir_.File("p");
+  auto pool = Pool::Create(path, 1ull << 30);
+  ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+  struct stat before, after;
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+  KeyspaceOptions o;
+  o.index_capacity = 1 << 20;  // a 16 MiB index: written as zeros
+  o.log_size = 64ull << 20;
+  auto ks = (*pool)->CreateKeyspace("small", o);
+  ASSERT_TRUE(ks.ok()) << ks.status().ToString();
+  const uint64_t index_bytes =
+      (*ks)->info().log_offset - (*ks)->info().region_offset;
+  ASSERT_EQ(stat(path.c_str(), &after), 0);
+  EXPECT_GE((after.st_blocks - before.st_blocks) * 512,
+            static_cast<blkcnt_t>(index_bytes));
+  EXPECT_TRUE((*pool)->Check().ok());
+  o.index_capacity = 1 << 24;  // 256 MiB: left as a hole
+  o.log_size = 16ull << 20;
+  auto large = (*pool)->CreateKeyspace("large", o);
+  ASSERT_TRUE(large.ok()) << large.status().ToString();
+  struct stat last;
+  ASSERT_EQ(stat(path.c_str(), &last), 0);
+  EXPECT_LT((last.st_blocks - after.st_blocks) * 512, 8 << 20);
+}
+
 TEST_F(PoolTest, RegularFileUsesPageGranularity) {
   auto pool = Pool::Create(dir_.File("p"), 16 << 20);
   ASSERT_TRUE(pool.ok()) << pool.status().ToString();

@@ -37,6 +37,13 @@ class Mapping {
     persister()->Persist(base() + offset, len);
     return Status::Ok();
   }
+  // Like Zero, but a file mapping also allocates the blocks (writes zeros)
+  // so that the first store into each page later needs no block allocation
+  // when it is persisted. For small hot ranges (an index); costs a write of
+  // the whole range.
+  virtual Status ZeroAllocated(uint64_t offset, uint64_t len) {
+    return Zero(offset, len);
+  }
 };
 
 // Heap bytes (64-byte aligned) with a caller-chosen Persister. With a null

@@ -43,6 +43,7 @@ class PmemFileMapping : public Mapping {
   // back as zeros) and fsyncs, falling back to storing zeros where the
   // file system or device cannot punch holes.
   Status Zero(uint64_t offset, uint64_t len) override;
+  Status ZeroAllocated(uint64_t offset, uint64_t len) override;
 
  private:
   class Impl;
