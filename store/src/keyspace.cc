@@ -81,8 +81,9 @@ bool Keyspace::SlotInBounds(uint64_t slot) const {
 
 void Keyspace::Recover(uint64_t open_epoch, bool unclean,
                        std::vector<std::string>* notes) {
-  // Sequences of this open start above every earlier open's (epoch << 40).
-  next_sequence_.store((open_epoch << 40) + 1);
+  // Sequences of this open start above every earlier open's.
+  next_sequence_.store((open_epoch << kEpochShift) + 1);
+  durable_epoch_.store(open_epoch);
   unclean_ = unclean;
   if (unclean && !read_only_) {
     RepairAfterCrash(notes);
@@ -103,6 +104,20 @@ void Keyspace::Recover(uint64_t open_epoch, bool unclean,
   }
   keys_.store(keys);
   segments_->FinishRecovery();
+}
+
+uint64_t Keyspace::NextSequence() {
+  const uint64_t s = next_sequence_.fetch_add(1);
+  const uint64_t epoch = s >> kEpochShift;
+  if (epoch > durable_epoch_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(epoch_mu_);
+    if (epoch > durable_epoch_.load()) {
+      // Rare (every 2^40 sequences): a catalog persist.
+      if (epoch_sink_) (void)epoch_sink_(epoch);
+      durable_epoch_.store(epoch, std::memory_order_release);
+    }
+  }
+  return s;
 }
 
 void Keyspace::PersistIndex() {

@@ -138,9 +138,22 @@ Status Pool::Load() {
         std::make_shared<Keyspace>(slots_[i].entry, mapping_.get(),
                                    options_.read_only, options_.grace_period);
     ks->Recover(slots_[i].entry.open_epoch, unclean, &notes_);
+    if (!options_.read_only) AttachEpochSink(ks.get(), i);
     keyspaces_[ks->name()] = std::move(ks);
   }
   return Status::Ok();
+}
+
+void Pool::AttachEpochSink(Keyspace* ks, uint32_t slot) {
+  const uint32_t id = ks->id();
+  ks->SetEpochSink([this, slot, id](uint64_t epoch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pf::CatalogEntry e = slots_[slot].entry;
+    if (e.state != kLive || e.keyspace_id != id) return Status::Ok();
+    if (e.open_epoch >= epoch) return Status::Ok();
+    e.open_epoch = epoch;  // clean_epoch stays below: still open
+    return WriteEntry(slot, e);
+  });
 }
 
 Status Pool::WriteEntry(uint32_t slot, pf::CatalogEntry entry) {

@@ -148,6 +148,7 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
   auto ks = std::make_shared<Keyspace>(slots_[slot].entry, mapping_.get(),
                                        false, options_.grace_period);
   ks->Recover(e.open_epoch, false, &notes_);
+  AttachEpochSink(ks.get(), static_cast<uint32_t>(slot));
   keyspaces_[ks->name()] = ks;
   return ks;
 }

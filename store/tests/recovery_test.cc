@@ -213,5 +213,50 @@ TEST_F(RecoveryTest, ARegrantedSegmentIsZeroFromItsTail) {
   EXPECT_EQ(got, "v");
 }
 
+// An open that hands out 2^40 sequences crosses into the next epoch's
+// range; that epoch is persisted first, so the next open (clean or not)
+// still starts above everything, and updates after it are not superseded.
+TEST(SequenceEpochTest, CrossingAnEpochPersistsItBeforeUse) {
+  for (bool clean : {true, false}) {
+    SCOPED_TRACE(clean ? "clean close" : "crash");
+    std::vector<uint8_t> img;
+    uint64_t last = 0;
+    {
+      auto mapping = MemoryMapping::Zeroed(kPoolSize, nullptr);
+      const uint8_t* base = mapping->base();
+      auto pool = Pool::CreateOn(
+          clean ? std::unique_ptr<Mapping>(
+                      std::make_unique<testing::CapturingMapping>(kPoolSize,
+                                                                  &img))
+                : std::move(mapping),
+          NoGrace());
+      ASSERT_TRUE(pool.ok());
+      if (clean) base = nullptr;
+      auto ks = (*pool)->CreateKeyspace("ks", SmallKeyspace()).value();
+      // Epoch 1 is nearly used up: the next puts cross into epoch 2.
+      ks->SetNextSequenceForTesting((2ull << Keyspace::kEpochShift) - 2);
+      Writer w(ks);
+      for (int i = 0; i < 4; i++) {
+        auto r = w.Put("key", "v" + std::to_string(i));
+        ASSERT_TRUE(r.ok());
+        last = r->committed.sequence;
+      }
+      EXPECT_EQ(last >> Keyspace::kEpochShift, 2u);
+      if (!clean) img.assign(base, base + kPoolSize);
+    }
+    auto pool = Pool::OpenOn(MemoryMapping::FromImage(img, nullptr), NoGrace());
+    ASSERT_TRUE(pool.ok());
+    auto ks = (*pool)->GetKeyspace("ks").value();
+    Writer w(ks);
+    auto r = w.Put("key", "after reopen");
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->superseded);
+    EXPECT_GT(r->committed.sequence, last);
+    std::string got;
+    ASSERT_TRUE(ks->Get("key", &got).ok());
+    EXPECT_EQ(got, "after reopen");
+  }
+}
+
 }  // namespace
 }  // namespace kv::store

@@ -83,8 +83,18 @@ class Keyspace {
   Status ReturnSegment(const SegmentGrant& grant);
 
   // A fresh sequence number for a record (unique and increasing within the
-  // keyspace, also across reopen).
-  uint64_t NextSequence() { return next_sequence_.fetch_add(1); }
+  // keyspace, also across reopen). An open hands out (open_epoch << 40) +
+  // 1, 2, ...; before a sequence enters the next epoch's range, that epoch
+  // is persisted as the keyspace's open_epoch (through the epoch sink), so
+  // the next open starts above every sequence handed out.
+  uint64_t NextSequence();
+  // Pool: persists `epoch` as this keyspace's open_epoch.
+  void SetEpochSink(std::function<Status(uint64_t epoch)> sink) {
+    epoch_sink_ = std::move(sink);
+  }
+  // Tests: the next sequence NextSequence() hands out.
+  void SetNextSequenceForTesting(uint64_t next) { next_sequence_.store(next); }
+  static constexpr int kEpochShift = 40;
   // Where the log starts in the mapping (writers copy records there).
   uint8_t* log_base() const { return log_; }
   Persister* persister() const { return persister_; }
@@ -195,6 +205,9 @@ class Keyspace {
   std::mutex pending_mu_;
   std::vector<uint64_t*> pending_clears_;
   std::atomic<uint64_t> next_sequence_{1};
+  std::atomic<uint64_t> durable_epoch_{0};  // highest epoch persisted
+  std::mutex epoch_mu_;
+  std::function<Status(uint64_t)> epoch_sink_;
   std::atomic<int64_t> keys_{0};
 };
 

@@ -86,6 +86,8 @@ class Pool {
   Pool(std::unique_ptr<Mapping> m, const PoolOptions& options);
   Status Load();
   Status WriteEntry(uint32_t slot, pool_format::CatalogEntry entry);
+  // Lets `ks` (catalog slot `slot`) persist a new open_epoch.
+  void AttachEpochSink(Keyspace* ks, uint32_t slot);
   // First-fit extent of `size` bytes in the data area; 0 when none.
   uint64_t Allocate(uint64_t size, uint64_t* largest_free);
 
