@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "index_slots.h"
 #include "kv/index_format.h"
 #include "segment_table.h"
 
@@ -16,15 +17,6 @@ namespace rf = kv::record_format;
 
 constexpr size_t kStripes = 1024;
 constexpr int kGetAttempts = 16;
-
-uint64_t LoadSlot(const uint64_t* slot) {
-  return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-}
-
-std::string SlotName(uint64_t slot_index) {
-  return "slot " + std::to_string(slot_index / ix::kSlotsPerBucket) + "." +
-         std::to_string(slot_index % ix::kSlotsPerBucket);
-}
 
 }  // namespace
 
@@ -199,16 +191,20 @@ Status Keyspace::Get(std::string_view key, std::string* value,
   const uint16_t fp = ix::Fingerprint(hash);
   std::string bad;
   for (int attempt = 0; attempt < kGetAttempts; attempt++) {
+    // Find the valid version with the highest sequence (more than one slot
+    // holds the key only while an update is in flight, or read-only after
+    // a crash); copy its value once, at the end.
     bool raced = false;
-    bool found = false;
-    uint64_t best_seq = 0;
+    const uint64_t* best_slot = nullptr;
+    uint64_t best_value = 0;
+    rf::RecordView best;
     bad.clear();
     for (uint64_t b = home; b < home + ix::kProbeBuckets; b++) {
       const uint64_t* bucket = Bucket(b);
       for (size_t s = 0; s < ix::kSlotsPerBucket; s++) {
         const uint64_t v = LoadSlot(&bucket[s]);
         if (v == 0 || ix::UnpackSlot(v).fingerprint != fp) continue;
-        auto where = [&] {
+        auto where = [&] {  // only built for a message
           return "keyspace '" + name_ + "' " +
                  SlotName(b * ix::kSlotsPerBucket + s);
         };
@@ -225,34 +221,39 @@ Status Keyspace::Get(std::string_view key, std::string* value,
         if (st.ok() && view.tombstone()) {
           st = Status::Corruption("slot points to a tombstone");
         }
-        const bool better =
-            st.ok() && (!found || view.header.sequence > best_seq);
-        std::string candidate;
-        if (better) candidate.assign(view.value.data(), view.value.size());
-        // A slot unchanged across the read means the record stayed live
-        // (hence immutable) throughout; otherwise start over.
-        if (LoadSlot(&bucket[s]) != v) {
-          raced = true;
-          continue;
-        }
         if (!st.ok()) {
-          bad = where() + " (log offset " + std::to_string(off) +
-                "): " + st.message();
+          // A record reclaimed under a changing slot is no corruption.
+          if (LoadSlot(&bucket[s]) != v) {
+            raced = true;
+          } else {
+            bad = where() + " (log offset " + std::to_string(off) +
+                  "): " + st.message();
+          }
           continue;
         }
-        if (!better) continue;
-        // More than one slot holds the key only while an update is in
-        // flight (or read-only after a crash): the newest version wins.
-        found = true;
-        best_seq = view.header.sequence;
-        value->swap(candidate);
-        if (version != nullptr) {
-          *version = {view.header.sequence, off,
-                      static_cast<uint32_t>(uint64_t{f.units} * ix::kUnit)};
+        if (best_slot == nullptr ||
+            view.header.sequence > best.header.sequence) {
+          best_slot = &bucket[s];
+          best_value = v;
+          best = view;
         }
       }
     }
-    if (found && (!raced || attempt + 1 == kGetAttempts)) return Status::Ok();
+    if (best_slot != nullptr) {
+      value->assign(best.value.data(), best.value.size());
+      // The slot unchanged across the copy means the record stayed live
+      // (hence immutable) throughout; otherwise start over.
+      if (LoadSlot(best_slot) == best_value) {
+        if (version != nullptr) {
+          const ix::SlotFields f = ix::UnpackSlot(best_value);
+          *version = {best.header.sequence,
+                      uint64_t{f.offset_units} * ix::kUnit,
+                      static_cast<uint32_t>(uint64_t{f.units} * ix::kUnit)};
+        }
+        return Status::Ok();
+      }
+      raced = true;
+    }
     if (!raced) break;
   }
   if (!bad.empty()) return Status::Corruption(bad);

@@ -1,6 +1,7 @@
 // Keyspace::Check — verifies every slot and every record a slot reaches.
 #include <string>
 
+#include "index_slots.h"
 #include "kv/index_format.h"
 #include "kv/store/keyspace.h"
 
@@ -8,6 +9,9 @@ namespace kv::store {
 namespace {
 namespace ix = kv::index_format;
 namespace rf = kv::record_format;
+
+constexpr const char* kPendingRepair =
+    " (not closed cleanly: the next writable open clears it)";
 
 std::string Hex(uint64_t v) {
   static const char* d = "0123456789abcdef";
@@ -23,13 +27,11 @@ void Keyspace::Check(CheckReport* report) const {
   const auto* all = reinterpret_cast<const uint64_t*>(index_);
   const std::string ks = "keyspace '" + name_ + "': ";
   for (uint64_t i = 0; i < phys * ix::kSlotsPerBucket; i++) {
-    const uint64_t v = __atomic_load_n(&all[i], __ATOMIC_ACQUIRE);
+    const uint64_t v = LoadSlot(&all[i]);
     if (v == 0) continue;
     report->slots++;
     const uint64_t b = i / ix::kSlotsPerBucket;
-    const std::string where = ks + "slot " + std::to_string(b) + "." +
-                              std::to_string(i % ix::kSlotsPerBucket) + " (" +
-                              Hex(v) + ")";
+    const std::string where = ks + SlotName(i) + " (" + Hex(v) + ")";
     if (!SlotInBounds(v)) {
       report->problems.push_back(where + " points outside the log (" +
                                  std::to_string(log_size_) +
@@ -38,19 +40,15 @@ void Keyspace::Check(CheckReport* report) const {
     }
     // After an unclean shutdown (read-only, so not yet repaired), what a
     // crash mid-commit leaves is a note: the next writable open clears it.
-    std::vector<std::string>& record_sink =
-        unclean_ ? report->notes : report->problems;
-    const std::string pending =
-        unclean_ ? " (not closed cleanly: the next writable open clears it)"
-                 : "";
     const ix::SlotFields f = ix::UnpackSlot(v);
     const uint64_t off = uint64_t{f.offset_units} * ix::kUnit;
     rf::RecordView view;
     Status st =
         rf::VerifyRecord(log_ + off, uint64_t{f.units} * ix::kUnit, id_, &view);
     if (!st.ok()) {
-      record_sink.push_back(where + " -> log offset " + std::to_string(off) +
-                            ": " + st.message() + pending);
+      (unclean_ ? report->notes : report->problems)
+          .push_back(where + " -> log offset " + std::to_string(off) + ": " +
+                     st.message() + (unclean_ ? kPendingRepair : ""));
       continue;
     }
     report->records_verified++;
@@ -73,29 +71,16 @@ void Keyspace::Check(CheckReport* report) const {
       report->problems.push_back(where + " is outside its key's buckets " +
                                  std::to_string(home) + ".." +
                                  std::to_string(home + ix::kProbeBuckets - 1));
-      continue;
-    }
-    // The same key in two slots of its neighbourhood?
-    for (uint64_t j = i + 1;
-         j < (home + ix::kProbeBuckets) * ix::kSlotsPerBucket; j++) {
-      const uint64_t w = __atomic_load_n(&all[j], __ATOMIC_ACQUIRE);
-      if (w == 0 || ix::UnpackSlot(w).fingerprint != f.fingerprint ||
-          !SlotInBounds(w)) {
-        continue;
-      }
-      const ix::SlotFields g = ix::UnpackSlot(w);
-      rf::RecordView other;
-      if (rf::VerifyRecord(log_ + uint64_t{g.offset_units} * ix::kUnit,
-                           uint64_t{g.units} * ix::kUnit, id_, &other)
-              .ok() &&
-          other.key == view.key) {
-        record_sink.push_back(where + " holds a key that slot " +
-                              std::to_string(j / ix::kSlotsPerBucket) + "." +
-                              std::to_string(j % ix::kSlotsPerBucket) +
-                              " holds too" + pending);
-      }
     }
   }
+  // The same key in two slots of its neighbourhood: the same pairs the
+  // writable recovery repairs (ForEachDuplicate).
+  ForEachDuplicate([&](uint64_t i, uint64_t j, uint64_t) {
+    (unclean_ ? report->notes : report->problems)
+        .push_back(ks + SlotName(i) + " (" + Hex(LoadSlot(&all[i])) +
+                   ") holds a key that " + SlotName(j) + " holds too" +
+                   (unclean_ ? kPendingRepair : ""));
+  });
 }
 
 }  // namespace kv::store

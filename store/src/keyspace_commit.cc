@@ -18,6 +18,7 @@
 //   recovery would keep points into it.
 #include <string>
 
+#include "index_slots.h"
 #include "kv/index_format.h"
 #include "kv/store/keyspace.h"
 #include "segment_table.h"
@@ -26,10 +27,6 @@ namespace kv::store {
 namespace {
 namespace ix = kv::index_format;
 namespace rf = kv::record_format;
-
-uint64_t LoadSlot(const uint64_t* slot) {
-  return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-}
 }  // namespace
 
 bool Keyspace::FindSlot(std::string_view key, uint64_t hash, Found* out) const {

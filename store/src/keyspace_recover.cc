@@ -16,6 +16,7 @@
 // Every repair is persisted and reported as a recovery note.
 #include <string>
 
+#include "index_slots.h"
 #include "kv/index_format.h"
 #include "kv/store/keyspace.h"
 
@@ -23,15 +24,6 @@ namespace kv::store {
 namespace {
 namespace ix = kv::index_format;
 namespace rf = kv::record_format;
-
-uint64_t LoadSlot(const uint64_t* slot) {
-  return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-}
-
-std::string SlotName(uint64_t i) {
-  return "slot " + std::to_string(i / ix::kSlotsPerBucket) + "." +
-         std::to_string(i % ix::kSlotsPerBucket);
-}
 }  // namespace
 
 std::string Keyspace::SlotProblem(uint64_t i, uint64_t v,

@@ -16,28 +16,16 @@
 #include "kv/store/pool.h"
 #include "kv/store/writer.h"
 #include "persistence_tracker.h"
+#include "test_util.h"
 
 namespace kv::store {
 namespace {
 
 namespace ix = index_format;
+using testing::NoGrace;
+using testing::TinyKeyspace;
 constexpr size_t kPoolSize = 1 << 20;
 constexpr int kImagesPerPoint = 64;
-
-KeyspaceOptions Options() {
-  KeyspaceOptions o;
-  o.index_capacity = 64;  // 16 buckets
-  o.segment_size = 8 * 1024;
-  o.log_size = 64 * 1024;
-  o.max_value_size = 1024;
-  return o;
-}
-
-PoolOptions NoGrace() {
-  PoolOptions o;
-  o.grace_period = std::chrono::milliseconds(0);
-  return o;
-}
 
 // `n` distinct keys whose home bucket is `home` (in a 16-bucket index).
 std::vector<std::string> KeysWithHome(uint64_t home, size_t n) {
@@ -58,7 +46,7 @@ class CommitCrashTest : public ::testing::Test {
     auto pool = Pool::CreateOn(std::move(mapping), NoGrace());
     ASSERT_TRUE(pool.ok());
     pool_ = std::move(*pool);
-    auto ks = pool_->CreateKeyspace("ks", Options());
+    auto ks = pool_->CreateKeyspace("ks", TinyKeyspace());
     ASSERT_TRUE(ks.ok());
     ks_ = *ks;
   }

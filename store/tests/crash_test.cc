@@ -17,9 +17,13 @@
 #include "kv/store/pool.h"
 #include "kv/store/writer.h"
 #include "persistence_tracker.h"
+#include "test_util.h"
 
 namespace kv::store {
 namespace {
+
+using testing::NoGrace;
+using testing::TinyKeyspace;
 
 constexpr size_t kPoolSize = 1 << 20;
 constexpr int kUniverse = 40;
@@ -28,21 +32,6 @@ int CrashScale() {
   const char* s = getenv("RPKV_CRASH_SCALE");
   const int n = s ? atoi(s) : 1;
   return n > 0 ? n : 1;
-}
-
-KeyspaceOptions TinyKeyspace() {
-  KeyspaceOptions o;
-  o.index_capacity = 64;  // 16 buckets: probing and full buckets happen
-  o.segment_size = 8 * 1024;
-  o.log_size = 64 * 1024;  // 8 segments: sealing, cleaning, reuse happen
-  o.max_value_size = 1024;
-  return o;
-}
-
-PoolOptions CrashPoolOptions() {
-  PoolOptions o;
-  o.grace_period = std::chrono::milliseconds(0);  // reuse segments at once
-  return o;
 }
 
 struct Op {
@@ -62,7 +51,7 @@ class CrashTest : public ::testing::Test {
     tracker_ = std::make_shared<PersistenceTracker>();
     auto mapping = MemoryMapping::Zeroed(kPoolSize, tracker_);
     tracker_->Attach(mapping->base(), kPoolSize);
-    auto pool = Pool::CreateOn(std::move(mapping), CrashPoolOptions());
+    auto pool = Pool::CreateOn(std::move(mapping), NoGrace());
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();
     auto ks = (*pool)->CreateKeyspace("ks", TinyKeyspace());
     ASSERT_TRUE(ks.ok()) << ks.status().ToString();
@@ -162,8 +151,8 @@ class CrashTest : public ::testing::Test {
 
   void VerifyImage(const std::vector<uint8_t>& image,
                    const std::string& where) {
-    auto pool = Pool::OpenOn(MemoryMapping::FromImage(image, nullptr),
-                             CrashPoolOptions());
+    auto pool =
+        Pool::OpenOn(MemoryMapping::FromImage(image, nullptr), NoGrace());
     if (!pool.ok()) return Fail(where, "open: " + pool.status().ToString());
     // Recovery may repair what an interrupted commit leaves (a slot whose
     // record is torn, an old slot whose clear was not yet durable); it

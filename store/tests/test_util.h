@@ -46,6 +46,18 @@ inline KeyspaceOptions SmallKeyspace(uint64_t log_size = 256 * 1024) {
   return o;
 }
 
+// A tiny keyspace for crash tests: 16 buckets (probing and full buckets
+// happen), 8 segments of 8 KiB (sealing, cleaning and reuse happen).
+inline KeyspaceOptions TinyKeyspace() {
+  KeyspaceOptions o;
+  o.index_capacity = 64;
+  o.segment_size = 8 * 1024;
+  o.log_size = 64 * 1024;
+  o.max_value_size = 1024;
+  return o;
+}
+
+// Freed segments are reused at once.
 inline PoolOptions NoGrace() {
   PoolOptions o;
   o.grace_period = std::chrono::milliseconds(0);

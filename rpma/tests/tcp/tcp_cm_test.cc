@@ -57,12 +57,7 @@ TEST(TcpDeviceTest, SyntheticDevicePerAddress) {
 TEST(TcpCmTest, ConnectAcceptCarriesPrivateDataBothWays) {
   Pair p;
   p.Listen();
-  p.client.Init();
-  ASSERT_EQ(p.client.pd->CreateActiveId("127.0.0.1", p.port.c_str(), 2000,
-                                        &p.client.id),
-            0);
-  ASSERT_EQ(p.client.MakeQp(), 0);
-  ASSERT_EQ(p.client.id->Migrate(p.client.ch.get()), 0);
+  ASSERT_NO_FATAL_FAILURE(p.StartClient(true));
   auto hello = Bytes("client-hello");
   ASSERT_EQ(p.client.id->Connect(hello.data(), hello.size()), 0);
 
@@ -108,11 +103,7 @@ TEST(TcpCmTest, NothingOnTheWireBeforeConnect) {
 TEST(TcpCmTest, RejectIsSeenByClient) {
   Pair p;
   p.Listen();
-  p.client.Init();
-  ASSERT_EQ(p.client.pd->CreateActiveId("127.0.0.1", p.port.c_str(), 2000,
-                                        &p.client.id),
-            0);
-  ASSERT_EQ(p.client.id->Migrate(p.client.ch.get()), 0);
+  ASSERT_NO_FATAL_FAILURE(p.StartClient(false));
   ASSERT_EQ(p.client.id->Connect(nullptr, 0), 0);
   CmEvent req;
   ASSERT_TRUE(NextEvent(p.listen_ch.get(), &req));
@@ -125,11 +116,7 @@ TEST(TcpCmTest, RejectIsSeenByClient) {
 TEST(TcpCmTest, DestroyingAnUnacceptedRequestRejects) {
   Pair p;
   p.Listen();
-  p.client.Init();
-  ASSERT_EQ(p.client.pd->CreateActiveId("127.0.0.1", p.port.c_str(), 2000,
-                                        &p.client.id),
-            0);
-  ASSERT_EQ(p.client.id->Migrate(p.client.ch.get()), 0);
+  ASSERT_NO_FATAL_FAILURE(p.StartClient(false));
   ASSERT_EQ(p.client.id->Connect(nullptr, 0), 0);
   CmEvent req;
   ASSERT_TRUE(NextEvent(p.listen_ch.get(), &req));
@@ -227,11 +214,7 @@ TEST(TcpCmTest, NonBlockingChannelReportsNoData) {
 TEST(TcpCmTest, MigrateMovesQueuedEventsAndDestroyDropsThem) {
   Pair p;
   p.Listen();
-  p.client.Init();
-  ASSERT_EQ(p.client.pd->CreateActiveId("127.0.0.1", p.port.c_str(), 2000,
-                                        &p.client.id),
-            0);
-  ASSERT_EQ(p.client.id->Migrate(p.client.ch.get()), 0);
+  ASSERT_NO_FATAL_FAILURE(p.StartClient(false));
   ASSERT_EQ(p.client.id->Connect(nullptr, 0), 0);
   CmEvent req;
   ASSERT_TRUE(NextEvent(p.listen_ch.get(), &req));

@@ -131,15 +131,23 @@ struct Pair {
     ASSERT_EQ(ListenAny(server.pd.get(), listen_ch.get(), &listener, &port), 0);
   }
 
-  // Full handshake; QPs created on both sides before accept/connect.
-  void Connect(uint32_t sq = 16, uint32_t rq = 16, Srq* server_srq = nullptr) {
-    Listen();
+  // The client's id towards the listener (after Listen), optionally with a
+  // QP, migrated to the client's channel; nothing sent yet.
+  void StartClient(bool with_qp, uint32_t sq = 16, uint32_t rq = 16) {
     client.Init();
     ASSERT_EQ(
         client.pd->CreateActiveId("127.0.0.1", port.c_str(), 2000, &client.id),
         0);
-    ASSERT_EQ(client.MakeQp(sq, rq), 0);
+    if (with_qp) {
+      ASSERT_EQ(client.MakeQp(sq, rq), 0);
+    }
     ASSERT_EQ(client.id->Migrate(client.ch.get()), 0);
+  }
+
+  // Full handshake; QPs created on both sides before accept/connect.
+  void Connect(uint32_t sq = 16, uint32_t rq = 16, Srq* server_srq = nullptr) {
+    Listen();
+    ASSERT_NO_FATAL_FAILURE(StartClient(true, sq, rq));
     ASSERT_EQ(client.id->Connect(nullptr, 0), 0);
     CmEvent req;
     ASSERT_TRUE(NextEvent(listen_ch.get(), &req));
