@@ -14,6 +14,7 @@ namespace {
 
 namespace ix = kv::index_format;
 namespace rf = kv::record_format;
+namespace il = kv::index_lookup;
 
 constexpr size_t kStripes = 1024;
 constexpr int kGetAttempts = 16;
@@ -63,14 +64,6 @@ std::mutex& Keyspace::StripeFor(uint64_t home) const {
   return stripes_[home % kStripes];
 }
 
-bool Keyspace::SlotInBounds(uint64_t slot) const {
-  const ix::SlotFields f = ix::UnpackSlot(slot);
-  if (f.units == 0 || f.fingerprint == 0) return false;
-  const uint64_t begin = uint64_t{f.offset_units} * ix::kUnit;
-  const uint64_t end = begin + uint64_t{f.units} * ix::kUnit;
-  return end <= log_size_ && begin / segment_size_ == (end - 1) / segment_size_;
-}
-
 void Keyspace::Recover(uint64_t open_epoch, bool unclean,
                        std::vector<std::string>* notes) {
   // Sequences of this open start above every earlier open's.
@@ -88,10 +81,9 @@ void Keyspace::Recover(uint64_t open_epoch, bool unclean,
   for (uint64_t i = 0; i < slots; i++) {
     const uint64_t v = LoadSlot(&all[i]);
     if (v == 0 || !SlotInBounds(v)) continue;  // Check() reports bad slots
-    const ix::SlotFields f = ix::UnpackSlot(v);
-    const uint64_t off = uint64_t{f.offset_units} * ix::kUnit;
-    segments_->RecoverLive(static_cast<uint32_t>(off / segment_size_),
-                           uint64_t{f.units} * ix::kUnit);
+    segments_->RecoverLive(
+        static_cast<uint32_t>(ix::SlotLogOffset(v) / segment_size_),
+        ix::SlotRecordBytes(v));
     keys++;
   }
   keys_.store(keys);
@@ -188,75 +180,55 @@ Status Keyspace::Get(std::string_view key, std::string* value,
   }
   const uint64_t hash = ix::HashKey(key);
   const uint64_t home = ix::HomeBucket(hash, bucket_count_);
-  const uint16_t fp = ix::Fingerprint(hash);
+  const auto* live = Bucket(home);
   std::string bad;
+  bool settled = false;
   for (int attempt = 0; attempt < kGetAttempts; attempt++) {
-    // Find the valid version with the highest sequence (more than one slot
-    // holds the key only while an update is in flight, or read-only after
-    // a crash); copy its value once, at the end.
-    bool raced = false;
-    const uint64_t* best_slot = nullptr;
-    uint64_t best_value = 0;
-    rf::RecordView best;
-    bad.clear();
-    for (uint64_t b = home; b < home + ix::kProbeBuckets; b++) {
-      const uint64_t* bucket = Bucket(b);
-      for (size_t s = 0; s < ix::kSlotsPerBucket; s++) {
-        const uint64_t v = LoadSlot(&bucket[s]);
-        if (v == 0 || ix::UnpackSlot(v).fingerprint != fp) continue;
-        auto where = [&] {  // only built for a message
-          return "keyspace '" + name_ + "' " +
-                 SlotName(b * ix::kSlotsPerBucket + s);
-        };
-        if (!SlotInBounds(v)) {
-          bad = where() + " points outside the log or across a segment";
-          continue;
-        }
-        const ix::SlotFields f = ix::UnpackSlot(v);
-        const uint64_t off = uint64_t{f.offset_units} * ix::kUnit;
-        rf::RecordView view;
-        Status st = rf::VerifyRecord(log_ + off, uint64_t{f.units} * ix::kUnit,
-                                     id_, &view);
-        if (st.ok() && view.key != key) continue;  // fingerprint collision
-        if (st.ok() && view.tombstone()) {
-          st = Status::Corruption("slot points to a tombstone");
-        }
-        if (!st.ok()) {
-          // A record reclaimed under a changing slot is no corruption.
-          if (LoadSlot(&bucket[s]) != v) {
-            raced = true;
-          } else {
-            bad = where() + " (log offset " + std::to_string(off) +
-                  "): " + st.message();
-          }
-          continue;
-        }
-        if (best_slot == nullptr ||
-            view.header.sequence > best.header.sequence) {
-          best_slot = &bucket[s];
-          best_value = v;
-          best = view;
-        }
-      }
+    // The same algorithm a remote client runs over its copy of the
+    // neighbourhood (kv/index_lookup.h); here the records are read in
+    // place, so a slot that changed meanwhile means start over.
+    uint64_t neigh[il::kNeighbourhoodSlots];
+    for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {
+      neigh[i] = LoadSlot(&live[i]);
     }
-    if (best_slot != nullptr) {
-      value->assign(best.value.data(), best.value.size());
+    const il::Choice c = il::ChooseNewest(
+        neigh, geometry(), key, hash, [&](size_t, uint64_t slot) {
+          return static_cast<const uint8_t*>(log_ + ix::SlotLogOffset(slot));
+        });
+    if (c.found()) {
+      value->assign(c.view.value.data(), c.view.value.size());
       // The slot unchanged across the copy means the record stayed live
       // (hence immutable) throughout; otherwise start over.
-      if (LoadSlot(best_slot) == best_value) {
-        if (version != nullptr) {
-          const ix::SlotFields f = ix::UnpackSlot(best_value);
-          *version = {best.header.sequence,
-                      uint64_t{f.offset_units} * ix::kUnit,
-                      static_cast<uint32_t>(uint64_t{f.units} * ix::kUnit)};
-        }
-        return Status::Ok();
+      if (LoadSlot(&live[c.pos]) != c.slot) continue;
+      if (version != nullptr) {
+        *version = {c.view.header.sequence, ix::SlotLogOffset(c.slot),
+                    static_cast<uint32_t>(ix::SlotRecordBytes(c.slot))};
       }
-      raced = true;
+      return Status::Ok();
     }
-    if (!raced) break;
+    // Nothing found in a copy taken while slots changed may be a torn view
+    // of an update (new slot not yet seen, old one already cleared).
+    bool changed = false;
+    for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {
+      changed |= LoadSlot(&live[i]) != neigh[i];
+    }
+    if (changed) continue;
+    if (c.bad_pos >= 0) {
+      bad = "keyspace '" + name_ + "' " +
+            SlotName(home * ix::kSlotsPerBucket + c.bad_pos) + " (log offset " +
+            std::to_string(ix::SlotLogOffset(neigh[c.bad_pos])) +
+            "): " + c.bad_why;
+    }
+    settled = true;
+    break;
   }
   if (!bad.empty()) return Status::Corruption(bad);
+  if (!settled) {
+    return Status::Busy("keyspace '" + name_ +
+                        "': the key's index slots kept "
+                        "changing during " +
+                        std::to_string(kGetAttempts) + " attempts; retry");
+  }
   return Status::NotFound("key not found");
 }
 
@@ -272,11 +244,9 @@ Status Keyspace::ForEach(
       return Status::Corruption("keyspace '" + name_ + "' " + SlotName(i) +
                                 " points outside the log");
     }
-    const ix::SlotFields f = ix::UnpackSlot(v);
-    const uint64_t off = uint64_t{f.offset_units} * ix::kUnit;
     rf::RecordView view;
-    Status st =
-        rf::VerifyRecord(log_ + off, uint64_t{f.units} * ix::kUnit, id_, &view);
+    Status st = rf::VerifyRecord(log_ + ix::SlotLogOffset(v),
+                                 ix::SlotRecordBytes(v), id_, &view);
     if (!st.ok() || view.tombstone()) {
       if (LoadSlot(&all[i]) != v) continue;  // changed under us
       return Status::Corruption("keyspace '" + name_ + "' " + SlotName(i) +
@@ -286,6 +256,19 @@ Status Keyspace::ForEach(
   }
   return Status::Ok();
 }
+
+Keyspace::Region Keyspace::region() const {
+  Region r;
+  r.base = mapping_->base() + entry_.region_offset;
+  r.size = entry_.region_size;
+  r.index_offset = entry_.index_offset - entry_.region_offset;
+  r.index_size = ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize;
+  r.log_offset = entry_.log_offset - entry_.region_offset;
+  r.log_size = log_size_;
+  return r;
+}
+
+std::string Keyspace::granularity() const { return mapping_->granularity(); }
 
 KeyspaceStats Keyspace::Stats() const {
   KeyspaceStats st;

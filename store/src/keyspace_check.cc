@@ -40,11 +40,10 @@ void Keyspace::Check(CheckReport* report) const {
     }
     // After an unclean shutdown (read-only, so not yet repaired), what a
     // crash mid-commit leaves is a note: the next writable open clears it.
-    const ix::SlotFields f = ix::UnpackSlot(v);
-    const uint64_t off = uint64_t{f.offset_units} * ix::kUnit;
+    const uint64_t off = ix::SlotLogOffset(v);
+    const uint64_t bytes = ix::SlotRecordBytes(v);
     rf::RecordView view;
-    Status st =
-        rf::VerifyRecord(log_ + off, uint64_t{f.units} * ix::kUnit, id_, &view);
+    Status st = rf::VerifyRecord(log_ + off, bytes, id_, &view);
     if (!st.ok()) {
       (unclean_ ? report->notes : report->problems)
           .push_back(where + " -> log offset " + std::to_string(off) + ": " +
@@ -55,15 +54,14 @@ void Keyspace::Check(CheckReport* report) const {
     if (view.tombstone()) {
       report->problems.push_back(where + " points to a tombstone");
     }
-    if (rf::RecordSize(view.key.size(), view.value.size()) !=
-        uint64_t{f.units} * ix::kUnit) {
+    if (rf::RecordSize(view.key.size(), view.value.size()) != bytes) {
       report->problems.push_back(where + " length does not match its record");
     }
     if (view.value.size() > max_value_size_) {
       report->problems.push_back(where + " value exceeds the keyspace limit");
     }
     const uint64_t hash = view.header.key_hash;
-    if (ix::Fingerprint(hash) != f.fingerprint) {
+    if (ix::Fingerprint(hash) != ix::UnpackSlot(v).fingerprint) {
       report->problems.push_back(where + " fingerprint does not match its key");
     }
     const uint64_t home = ix::HomeBucket(hash, bucket_count_);

@@ -24,9 +24,8 @@ namespace rf = kv::record_format;
 
 Status Keyspace::MoveRecord(uint64_t* slot, uint64_t old_value,
                             SegmentGrant* grant, bool* have_grant) {
-  const ix::SlotFields f = ix::UnpackSlot(old_value);
-  const uint64_t off = uint64_t{f.offset_units} * ix::kUnit;
-  const uint64_t len = uint64_t{f.units} * ix::kUnit;
+  const uint64_t off = ix::SlotLogOffset(old_value);
+  const uint64_t len = ix::SlotRecordBytes(old_value);
   rf::RecordView view;
   if (!rf::VerifyRecord(log_ + off, len, id_, &view).ok()) {
     return Status::Ok();  // left in place; Check() reports it
@@ -55,7 +54,8 @@ Status Keyspace::MoveRecord(uint64_t* slot, uint64_t old_value,
   persister_->Persist(log_ + dst_off, len);  // copy durable before switch
   grant->start += len;
   const uint64_t new_slot = ix::PackSlot(
-      {f.fingerprint, f.units, static_cast<uint32_t>(dst_off / ix::kUnit)});
+      {ix::UnpackSlot(old_value).fingerprint, ix::UnpackSlot(old_value).units,
+       static_cast<uint32_t>(dst_off / ix::kUnit)});
   KV_RETURN_IF_ERROR(PersistSlot(slot, new_slot));  // the switch
   segments_->AddLive(grant->segment, len);
   segments_->RemoveLive(static_cast<uint32_t>(off / segment_size_), len);
@@ -80,7 +80,7 @@ Result<uint32_t> Keyspace::Clean(double max_live_ratio, size_t max_segments) {
   for (uint64_t i = 0; i < slots && st.ok(); i++) {
     const uint64_t v = __atomic_load_n(&all[i], __ATOMIC_ACQUIRE);
     if (v == 0 || !SlotInBounds(v)) continue;
-    const uint64_t off = uint64_t{ix::UnpackSlot(v).offset_units} * ix::kUnit;
+    const uint64_t off = ix::SlotLogOffset(v);
     if (!is_victim[off / segment_size_]) continue;
     st = MoveRecord(&all[i], v, &grant, &have_grant);
   }

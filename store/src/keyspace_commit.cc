@@ -38,11 +38,9 @@ bool Keyspace::FindSlot(std::string_view key, uint64_t hash, Found* out) const {
       const uint64_t v = LoadSlot(&bucket[s]);
       if (v == 0 || ix::UnpackSlot(v).fingerprint != fp) continue;
       if (!SlotInBounds(v)) continue;
-      const ix::SlotFields f = ix::UnpackSlot(v);
       rf::RecordView view;
-      const uint8_t* rec = log_ + uint64_t{f.offset_units} * ix::kUnit;
-      if (!rf::VerifyRecord(rec, uint64_t{f.units} * ix::kUnit, id_, &view)
-               .ok() ||
+      const uint8_t* rec = log_ + ix::SlotLogOffset(v);
+      if (!rf::VerifyRecord(rec, ix::SlotRecordBytes(v), id_, &view).ok() ||
           view.key != key) {
         continue;
       }
@@ -89,7 +87,11 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
       segments_->ClaimAppend(r.segment, r.grant_id, r.offset, r.length));
   const uint64_t log_off = uint64_t{r.segment} * segment_size_ + r.offset;
   rf::RecordView view;
-  Status st = rf::VerifyRecord(log_ + log_off, r.length, id_, &view);
+  Status st = rf::VerifyRecord(log_ + log_off, r.length, id_, &view,
+                               rf::SequenceRule::kUnsealed);
+  if (st.IsInvalidArgument()) {
+    return Status::InvalidArgument("commit: " + st.message());
+  }
   if (!st.ok()) return Status::Corruption("commit: " + st.message());
   if (rf::RecordSize(view.key.size(), view.value.size()) != r.length) {
     return Status::InvalidArgument(
@@ -117,26 +119,43 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
   const uint64_t new_slot = ix::PackSlot(
       {ix::Fingerprint(hash), static_cast<uint16_t>(r.length / ix::kUnit),
        static_cast<uint32_t>(log_off / ix::kUnit)});
+  if (r.condition != Condition::kNone && r.condition != Condition::kIfAbsent &&
+      r.condition != Condition::kIfVersion) {
+    return Status::InvalidArgument(
+        "commit: unknown condition " +
+        std::to_string(static_cast<int>(r.condition)));
+  }
   CommitResult res;
   res.tombstone = tombstone;
-  res.committed = {view.header.sequence, log_off, r.length};
 
   std::lock_guard<std::mutex> lock(StripeFor(home));
   Found old;
   const bool exists = FindSlot(view.key, hash, &old);
-  if (exists && old.view.header.sequence >= view.header.sequence) {
-    // A newer version committed first: this one is ordered before it.
-    res.superseded = true;
-    return res;
+  if (r.condition == Condition::kIfAbsent && exists) {
+    return Status::ConditionFailed("the key exists (version " +
+                                   std::to_string(old.view.header.sequence) +
+                                   ")");
+  }
+  if (r.condition == Condition::kIfVersion &&
+      (!exists || old.view.header.sequence != r.expected_sequence)) {
+    return Status::ConditionFailed(
+        "expected version " + std::to_string(r.expected_sequence) +
+        (exists ? ", the key is at version " +
+                      std::to_string(old.view.header.sequence)
+                : ", the key does not exist"));
   }
   if (exists) {
-    const ix::SlotFields f = ix::UnpackSlot(old.value);
     res.had_previous = true;
-    res.previous = {old.view.header.sequence,
-                    uint64_t{f.offset_units} * ix::kUnit,
-                    static_cast<uint32_t>(uint64_t{f.units} * ix::kUnit)};
+    res.previous = {old.view.header.sequence, ix::SlotLogOffset(old.value),
+                    static_cast<uint32_t>(ix::SlotRecordBytes(old.value))};
   }
   uint8_t* const record = log_ + log_off;
+  // The sequence is assigned here, under the key's lock: commit order is
+  // sequence order, and the record's CRC now covers it. The record is not
+  // reachable from any slot yet, so no reader sees it change.
+  const uint64_t sequence = NextSequence();
+  rf::SealRecord(record, view, sequence);
+  res.committed = {sequence, log_off, r.length};
   uint64_t* const buckets = Bucket(home);
   const size_t buckets_len = ix::kProbeBuckets * ix::kBucketSize;
   if (tombstone) {

@@ -28,18 +28,16 @@ namespace rf = kv::record_format;
 
 std::string Keyspace::SlotProblem(uint64_t i, uint64_t v,
                                   rf::RecordView* view) const {
-  const ix::SlotFields f = ix::UnpackSlot(v);
-  const uint64_t off = uint64_t{f.offset_units} * ix::kUnit;
-  Status st =
-      rf::VerifyRecord(log_ + off, uint64_t{f.units} * ix::kUnit, id_, view);
+  const uint64_t off = ix::SlotLogOffset(v);
+  const uint64_t bytes = ix::SlotRecordBytes(v);
+  Status st = rf::VerifyRecord(log_ + off, bytes, id_, view);
   if (!st.ok()) return st.message();
   if (view->tombstone()) return "points to a tombstone";
-  if (rf::RecordSize(view->key.size(), view->value.size()) !=
-      uint64_t{f.units} * ix::kUnit) {
+  if (rf::RecordSize(view->key.size(), view->value.size()) != bytes) {
     return "length does not match its record";
   }
   const uint64_t hash = view->header.key_hash;
-  if (ix::Fingerprint(hash) != f.fingerprint) {
+  if (ix::Fingerprint(hash) != ix::UnpackSlot(v).fingerprint) {
     return "fingerprint does not match its key";
   }
   const uint64_t home = ix::HomeBucket(hash, bucket_count_);

@@ -24,13 +24,9 @@ Status Writer::EnsureRoom(uint64_t bytes, bool tombstone) {
     have_grant_ = false;
     KV_RETURN_IF_ERROR(ks_->SealSegment(grant_));
   }
+  // A full log is no_space here: when to run the cleaner is the caller's
+  // policy (kvserver's background cleaner, a tool's explicit Clean).
   Result<SegmentGrant> g = ks_->GrantSegment(tombstone);
-  if (!g.ok() && g.status().IsNoSpace()) {
-    // Log full: compact, then use what the cleaner left (its partially
-    // filled segment comes back as a returned segment).
-    Result<uint32_t> cleaned = ks_->Clean(0.9, 64);
-    if (cleaned.ok() && *cleaned > 0) g = ks_->GrantSegment(tombstone);
-  }
   if (!g.ok()) return g.status();
   grant_ = *g;
   have_grant_ = true;
@@ -42,7 +38,8 @@ Status Writer::EnsureRoom(uint64_t bytes, bool tombstone) {
 }
 
 Result<CommitResult> Writer::Append(std::string_view key,
-                                    std::string_view value, bool tombstone) {
+                                    std::string_view value, bool tombstone,
+                                    Condition condition, uint64_t expected) {
   if (key.size() < rf::kMinKeySize || key.size() > rf::kMaxKeySize) {
     return Status::InvalidArgument("key must be 1..1024 bytes, got " +
                                    std::to_string(key.size()));
@@ -55,24 +52,29 @@ Result<CommitResult> Writer::Append(std::string_view key,
   const uint64_t size = rf::RecordSize(key.size(), value.size());
   KV_RETURN_IF_ERROR(EnsureRoom(size, tombstone));
   uint8_t* dst = ks_->log_base() + grant_.log_offset + grant_.start;
-  rf::EncodeRecord(dst, ks_->id(), ks_->NextSequence(), tombstone, key, value);
-  // No persist here: Commit persists the record together with its slot.
+  // Sequence 0: Commit assigns the sequence. No persist here: Commit
+  // persists the record together with its slot.
+  rf::EncodeRecord(dst, ks_->id(), 0, tombstone, key, value);
   CommitRequest req;
   req.segment = grant_.segment;
   req.grant_id = grant_.grant_id;
   req.offset = grant_.start;
   req.length = static_cast<uint32_t>(size);
   req.key_hash = index_format::HashKey(key);
+  req.condition = condition;
+  req.expected_sequence = expected;
   grant_.start += size;
   return ks_->Commit(req);
 }
 
-Result<CommitResult> Writer::Put(std::string_view key, std::string_view value) {
-  return Append(key, value, false);
+Result<CommitResult> Writer::Put(std::string_view key, std::string_view value,
+                                 Condition condition, uint64_t expected) {
+  return Append(key, value, false, condition, expected);
 }
 
-Result<CommitResult> Writer::Delete(std::string_view key) {
-  return Append(key, {}, true);
+Result<CommitResult> Writer::Delete(std::string_view key, Condition condition,
+                                    uint64_t expected) {
+  return Append(key, {}, true, condition, expected);
 }
 
 }  // namespace kv::store

@@ -35,8 +35,7 @@ class KeyspaceTest : public ::testing::Test {
                          std::string_view value, bool tombstone = false) {
     if (g->grant_id == 0) *g = ks_->GrantSegment().value();
     uint8_t* dst = ks_->log_base() + g->log_offset + g->start;
-    const size_t n = rf::EncodeRecord(dst, ks_->id(), ks_->NextSequence(),
-                                      tombstone, key, value);
+    const size_t n = rf::EncodeRecord(dst, ks_->id(), 0, tombstone, key, value);
     CommitRequest r;
     r.segment = g->segment;
     r.grant_id = g->grant_id;
@@ -169,7 +168,7 @@ TEST_F(KeyspaceTest, CommitRejectsOtherKeyspacesRecord) {
   ASSERT_TRUE(other.ok());
   SegmentGrant g = ks_->GrantSegment().value();
   uint8_t* dst = ks_->log_base() + g.log_offset;
-  const size_t n = rf::EncodeRecord(dst, (*other)->id(), 1, false, "k", "v");
+  const size_t n = rf::EncodeRecord(dst, (*other)->id(), 0, false, "k", "v");
   CommitRequest r{g.segment, g.grant_id, 0, static_cast<uint32_t>(n),
                   index_format::HashKey("k")};
   EXPECT_TRUE(ks_->Commit(r).status().IsCorruption());
@@ -292,6 +291,78 @@ TEST_F(KeyspaceTest, SealAndReturnSegments) {
   EXPECT_EQ(again->start, r.offset + r.length);
   ASSERT_TRUE(ks_->SealSegment(*again).ok());
   EXPECT_TRUE(ks_->SealSegment(*again).IsInvalidArgument());
+}
+
+TEST_F(KeyspaceTest, PutIfAbsentFailsOnAPresentKeyAndChangesNothing) {
+  Writer w(ks_);
+  auto first = w.Put("k", "one", Condition::kIfAbsent);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto again = w.Put("k", "two", Condition::kIfAbsent);
+  EXPECT_TRUE(again.status().IsConditionFailed()) << again.status().ToString();
+  std::string v;
+  Version ver;
+  ASSERT_TRUE(ks_->Get("k", &v, &ver).ok());
+  EXPECT_EQ(v, "one");
+  EXPECT_EQ(ver.sequence, first->committed.sequence);
+  EXPECT_EQ(ks_->Stats().keys, 1u);
+  // After a delete the key is absent again.
+  ASSERT_TRUE(w.Delete("k").ok());
+  EXPECT_TRUE(w.Put("k", "three", Condition::kIfAbsent).ok());
+}
+
+TEST_F(KeyspaceTest, VersionedPutAndDeleteCompareTheSequence) {
+  Writer w(ks_);
+  auto v1 = w.Put("k", "one");
+  ASSERT_TRUE(v1.ok());
+  const uint64_t seen = v1->committed.sequence;
+  auto v2 = w.Put("k", "two", Condition::kIfVersion, seen);
+  ASSERT_TRUE(v2.ok()) << v2.status().ToString();
+  // A writer holding the stale version loses, for puts and deletes alike.
+  EXPECT_TRUE(w.Put("k", "stale", Condition::kIfVersion, seen)
+                  .status()
+                  .IsConditionFailed());
+  EXPECT_TRUE(
+      w.Delete("k", Condition::kIfVersion, seen).status().IsConditionFailed());
+  std::string v;
+  ASSERT_TRUE(ks_->Get("k", &v).ok());
+  EXPECT_EQ(v, "two");
+  auto del = w.Delete("k", Condition::kIfVersion, v2->committed.sequence);
+  ASSERT_TRUE(del.ok());
+  EXPECT_TRUE(del->had_previous);
+  EXPECT_TRUE(ks_->Get("k", &v).IsNotFound());
+  // An expected version of an absent key fails.
+  EXPECT_TRUE(w.Put("k", "x", Condition::kIfVersion, seen)
+                  .status()
+                  .IsConditionFailed());
+}
+
+TEST_F(KeyspaceTest, RegionCoversIndexAndLogAsTheCatalogSays) {
+  const Keyspace::Region r = ks_->region();
+  const KeyspaceInfo info = ks_->info();
+  EXPECT_EQ(r.size, info.region_size);
+  EXPECT_LE(r.index_offset + r.index_size, r.log_offset);
+  EXPECT_EQ(r.log_offset + r.log_size, r.size);
+  EXPECT_EQ(r.base + r.log_offset, ks_->log_base());
+  EXPECT_EQ(r.index_size,
+            index_format::PhysicalBuckets(info.bucket_count) * 64);
+  // A put's slot lands inside the index part of the region.
+  Writer w(ks_);
+  ASSERT_TRUE(w.Put("k", "v").ok());
+  bool seen = false;
+  const auto* slots =
+      reinterpret_cast<const uint64_t*>(r.base + r.index_offset);
+  for (uint64_t i = 0; i < r.index_size / 8; i++) seen |= slots[i] != 0;
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(KeyspaceTest, GrantBytesStartAtTheGrantsTail) {
+  SegmentGrant h;
+  CommitRequest r = WriteRaw(&h, "k", "v");
+  ASSERT_TRUE(ks_->Commit(r).ok());
+  ASSERT_TRUE(ks_->ReturnSegment(h).ok());
+  SegmentGrant again = ks_->GrantSegment().value();
+  EXPECT_EQ(ks_->GrantBytes(again),
+            ks_->log_base() + again.log_offset + r.offset + r.length);
 }
 
 }  // namespace

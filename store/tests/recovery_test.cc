@@ -163,44 +163,69 @@ TEST_F(RecoveryTest, CleanCloseNeedsNoRepairAndDamageStaysAProblem) {
   EXPECT_FALSE((*pool)->Check().ok());
 }
 
-TEST_F(RecoveryTest, OlderSequenceIsSupersededNotApplied) {
-  // Two writers encode the same key; the later sequence commits first.
+// Sequences are the keyspace's: a writer that picks its own (here the
+// largest, which would pin the key: every later version would look older)
+// is refused, and nothing changes.
+TEST_F(RecoveryTest, AWriterChosenSequenceIsRefused) {
+  Writer w(ks_);
+  ASSERT_TRUE(w.Put("key", "before").ok());
+  SegmentGrant g = ks_->GrantSegment().value();
+  const size_t n =
+      rf::EncodeRecord(ks_->log_base() + g.log_offset + g.start, ks_->id(),
+                       ~uint64_t{0}, false, "key", "pinned");
+  CommitRequest r{g.segment, g.grant_id, g.start, static_cast<uint32_t>(n),
+                  ix::HashKey("key")};
+  auto pinned = ks_->Commit(r);
+  EXPECT_TRUE(pinned.status().IsInvalidArgument())
+      << pinned.status().ToString();
+  std::string got;
+  ASSERT_TRUE(ks_->Get("key", &got).ok());
+  EXPECT_EQ(got, "before");
+  // Later puts of the key apply, in commit order.
+  auto later = w.Put("key", "after");
+  ASSERT_TRUE(later.ok());
+  ASSERT_TRUE(ks_->Get("key", &got).ok());
+  EXPECT_EQ(got, "after");
+}
+
+// Commit order decides: two writers encode the same key; whichever commits
+// last is the key's version, with the higher (assigned) sequence.
+TEST_F(RecoveryTest, CommitOrderIsSequenceOrder) {
   SegmentGrant g1 = ks_->GrantSegment().value();
   SegmentGrant g2 = ks_->GrantSegment().value();
-  auto write = [&](SegmentGrant* g, uint64_t seq, std::string_view value) {
+  auto write = [&](SegmentGrant* g, std::string_view value) {
     const size_t n =
         rf::EncodeRecord(ks_->log_base() + g->log_offset + g->start, ks_->id(),
-                         seq, false, "key", value);
+                         0, false, "key", value);
     CommitRequest r{g->segment, g->grant_id, g->start, static_cast<uint32_t>(n),
                     ix::HashKey("key")};
     g->start += n;
     return r;
   };
-  const uint64_t s1 = ks_->NextSequence();
-  const uint64_t s2 = ks_->NextSequence();
-  const CommitRequest older = write(&g1, s1, "older");
-  const CommitRequest newer = write(&g2, s2, "newer");
-  auto rn = ks_->Commit(newer);
-  ASSERT_TRUE(rn.ok());
-  EXPECT_FALSE(rn->superseded);
-  auto ro = ks_->Commit(older);
-  ASSERT_TRUE(ro.ok()) << ro.status().ToString();
-  EXPECT_TRUE(ro->superseded);
+  const CommitRequest first_written = write(&g1, "written first");
+  const CommitRequest second_written = write(&g2, "written second");
+  auto a = ks_->Commit(second_written);
+  ASSERT_TRUE(a.ok());
+  auto b = ks_->Commit(first_written);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_GT(b->committed.sequence, a->committed.sequence);
+  EXPECT_TRUE(b->had_previous);
   std::string got;
-  ASSERT_TRUE(ks_->Get("key", &got).ok());
-  EXPECT_EQ(got, "newer");
+  Version v;
+  ASSERT_TRUE(ks_->Get("key", &got, &v).ok());
+  EXPECT_EQ(got, "written first");
+  EXPECT_EQ(v.sequence, b->committed.sequence);
 }
 
 TEST_F(RecoveryTest, ARegrantedSegmentIsZeroFromItsTail) {
   SegmentGrant g = ks_->GrantSegment().value();
   uint8_t* seg = ks_->log_base() + g.log_offset;
-  const size_t n =
-      rf::EncodeRecord(seg, ks_->id(), ks_->NextSequence(), false, "k", "v");
+  const size_t n = rf::EncodeRecord(seg, ks_->id(), 0, false, "k", "v");
   ASSERT_TRUE(ks_->Commit({g.segment, g.grant_id, 0, static_cast<uint32_t>(n),
                            ix::HashKey("k")})
                   .ok());
   // An uncommitted record past the tail (a writer that died mid-put).
-  rf::EncodeRecord(seg + n, ks_->id(), ks_->NextSequence(), false, "k", "x");
+  rf::EncodeRecord(seg + n, ks_->id(), 0, false, "k", "x");
   ASSERT_TRUE(ks_->ReturnSegment(g).ok());
   SegmentGrant again = ks_->GrantSegment().value();
   ASSERT_EQ(again.segment, g.segment);
@@ -250,7 +275,6 @@ TEST(SequenceEpochTest, CrossingAnEpochPersistsItBeforeUse) {
     Writer w(ks);
     auto r = w.Put("key", "after reopen");
     ASSERT_TRUE(r.ok());
-    EXPECT_FALSE(r->superseded);
     EXPECT_GT(r->committed.sequence, last);
     std::string got;
     ASSERT_TRUE(ks->Get("key", &got).ok());

@@ -24,6 +24,8 @@ TEST(StatusTest, CarriesCodeAndMessage) {
 TEST(StatusTest, EveryCodeHasADistinctName) {
   EXPECT_EQ(StatusCodeName(StatusCode::kNoSpace), "no_space");
   EXPECT_EQ(StatusCodeName(StatusCode::kPermissionDenied), "permission_denied");
+  EXPECT_EQ(StatusCodeName(StatusCode::kConditionFailed), "condition_failed");
+  EXPECT_TRUE(Status::ConditionFailed("x").IsConditionFailed());
   EXPECT_NE(StatusCodeName(StatusCode::kBusy),
             StatusCodeName(StatusCode::kTimedOut));
 }

@@ -55,6 +55,25 @@ constexpr SlotFields UnpackSlot(uint64_t slot) {
                     static_cast<uint32_t>(slot)};
 }
 
+// Where a slot's record lives, in bytes of the keyspace log.
+constexpr uint64_t SlotLogOffset(uint64_t slot) {
+  return uint64_t{UnpackSlot(slot).offset_units} * kUnit;
+}
+constexpr uint64_t SlotRecordBytes(uint64_t slot) {
+  return uint64_t{UnpackSlot(slot).units} * kUnit;
+}
+
+// A slot can name a committed record only if it is non-empty in both
+// fields and its record lies inside the log without crossing a segment.
+constexpr bool SlotInBounds(uint64_t slot, uint64_t log_size,
+                            uint64_t segment_size) {
+  const SlotFields f = UnpackSlot(slot);
+  if (f.units == 0 || f.fingerprint == 0 || segment_size == 0) return false;
+  const uint64_t begin = SlotLogOffset(slot);
+  const uint64_t end = begin + SlotRecordBytes(slot);
+  return end <= log_size && begin / segment_size == (end - 1) / segment_size;
+}
+
 // murmur3's 64-bit finalizer.
 constexpr uint64_t Fmix64(uint64_t k) {
   k ^= k >> 33;

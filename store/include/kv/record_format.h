@@ -11,7 +11,8 @@
 //        6    2  key_len    1..1024
 //        8    4  value_len  0..kMaxValueSize (0 for a tombstone)
 //       12    4  keyspace_id
-//       16    8  sequence   non-zero, assigned by the writer
+//       16    8  sequence   non-zero, assigned by the keyspace at commit
+//                            (a writer writes 0; see SealRecord)
 //       24    8  key_hash   index_format::HashKey(key)
 //       32       key bytes, then value bytes, then zero padding to 64 bytes
 //
@@ -94,11 +95,19 @@ struct RecordView {
   bool tombstone() const { return header.flags & kFlagTombstone; }
 };
 
+// Whether VerifyRecord expects a committed record (sequence assigned) or
+// one a writer has just written and not yet committed (sequence 0).
+enum class SequenceRule { kCommitted, kUnsealed };
+
 // Checks the record at p[0, avail) without trusting any of it: lengths,
-// flags, that it fits in `avail`, CRC, key hash, keyspace id. Returns
-// corruption naming the first problem; on success fills *out.
+// flags, that it fits in `avail`, CRC, key hash, keyspace id, and the
+// sequence (non-zero for kCommitted, exactly 0 for kUnsealed: sequences
+// are the keyspace's to assign, never the writer's). Returns corruption
+// naming the first problem (invalid_argument for a writer-chosen
+// sequence); on success fills *out.
 inline Status VerifyRecord(const void* p, size_t avail,
-                           uint32_t expected_keyspace_id, RecordView* out) {
+                           uint32_t expected_keyspace_id, RecordView* out,
+                           SequenceRule rule = SequenceRule::kCommitted) {
   if (avail < kHeaderSize) {
     return Status::Corruption("record: " + std::to_string(avail) +
                               " bytes cannot hold a 32-byte header");
@@ -132,7 +141,15 @@ inline Status VerifyRecord(const void* p, size_t avail,
                               std::to_string(h.keyspace_id) + ", expected " +
                               std::to_string(expected_keyspace_id));
   }
-  if (h.sequence == 0) return Status::Corruption("record: sequence 0");
+  if (rule == SequenceRule::kCommitted && h.sequence == 0) {
+    return Status::Corruption("record: sequence 0");
+  }
+  if (rule == SequenceRule::kUnsealed && h.sequence != 0) {
+    return Status::InvalidArgument(
+        "record: sequence " + std::to_string(h.sequence) +
+        " chosen by the writer; write 0, the keyspace assigns sequences at "
+        "commit");
+  }
   std::string_view key(reinterpret_cast<const char*>(b + kHeaderSize),
                        h.key_len);
   if (index_format::HashKey(key) != h.key_hash) {
@@ -144,6 +161,22 @@ inline Status VerifyRecord(const void* p, size_t avail,
     out->value = std::string_view(key.data() + h.key_len, h.value_len);
   }
   return Status::Ok();
+}
+
+// Gives a verified unsealed record its sequence: rewrites the header from
+// `verified` (what VerifyRecord accepted — never re-read from p, whose
+// writer may still be changing it) with `sequence`, and stores the CRC
+// recomputed over the record's bytes. The caller persists the record
+// afterwards (the commit does, together with the slot).
+inline void SealRecord(void* p, const RecordView& verified, uint64_t sequence) {
+  auto* b = static_cast<uint8_t*>(p);
+  RecordHeader h = verified.header;
+  h.sequence = sequence;
+  h.crc = 0;
+  std::memcpy(b, &h, kHeaderSize);
+  const size_t used = kHeaderSize + h.key_len + h.value_len;
+  h.crc = Crc32c(b + 4, used - 4);
+  std::memcpy(b, &h.crc, 4);
 }
 
 }  // namespace kv::record_format

@@ -24,6 +24,9 @@ enum class StatusCode {
   kTimedOut,
   kBusy,
   kPermissionDenied,
+  // A conditional write's condition did not hold (put-if-absent on a
+  // present key, an expected version that is not the key's current one).
+  kConditionFailed,
 };
 
 // Stable lower-case name of a code ("not_found", ...), used in messages and
@@ -50,6 +53,8 @@ constexpr std::string_view StatusCodeName(StatusCode code) {
       return "busy";
     case StatusCode::kPermissionDenied:
       return "permission_denied";
+    case StatusCode::kConditionFailed:
+      return "condition_failed";
   }
   return "unknown";
 }
@@ -88,6 +93,9 @@ class [[nodiscard]] Status {
   static Status PermissionDenied(std::string m) {
     return {StatusCode::kPermissionDenied, std::move(m)};
   }
+  static Status ConditionFailed(std::string m) {
+    return {StatusCode::kConditionFailed, std::move(m)};
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
@@ -99,6 +107,9 @@ class [[nodiscard]] Status {
   }
   bool IsCorruption() const { return code_ == StatusCode::kCorruption; }
   bool IsNoSpace() const { return code_ == StatusCode::kNoSpace; }
+  bool IsConditionFailed() const {
+    return code_ == StatusCode::kConditionFailed;
+  }
 
   // "code: message" (or "ok").
   std::string ToString() const {

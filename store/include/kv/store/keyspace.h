@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kv/index_format.h"
+#include "kv/index_lookup.h"
 #include "kv/record_format.h"
 #include "kv/status.h"
 #include "kv/store/mapping.h"
@@ -82,11 +84,12 @@ class Keyspace {
   // The writer gives the rest of the segment back (e.g. on disconnect).
   Status ReturnSegment(const SegmentGrant& grant);
 
-  // A fresh sequence number for a record (unique and increasing within the
-  // keyspace, also across reopen). An open hands out (open_epoch << 40) +
-  // 1, 2, ...; before a sequence enters the next epoch's range, that epoch
-  // is persisted as the keyspace's open_epoch (through the epoch sink), so
-  // the next open starts above every sequence handed out.
+  // A fresh sequence number (unique and increasing within the keyspace,
+  // also across reopen); Commit assigns one to every record it applies. An open
+  // hands out (open_epoch << 40) + 1, 2, ...; before a sequence enters the next
+  // epoch's range, that epoch is persisted as the keyspace's open_epoch
+  // (through the epoch sink), so the next open starts above every sequence
+  // handed out.
   uint64_t NextSequence();
   // Pool: persists `epoch` as this keyspace's open_epoch.
   void SetEpochSink(std::function<Status(uint64_t epoch)> sink) {
@@ -97,14 +100,39 @@ class Keyspace {
   static constexpr int kEpochShift = 40;
   // Where the log starts in the mapping (writers copy records there).
   uint8_t* log_base() const { return log_; }
+  // The bytes a server registers: the keyspace's region (index and log,
+  // contiguous in the pool) and where each lies in it. Remote readers get
+  // a read-only registration of the region; a writer a write registration
+  // of GrantBytes(grant) only.
+  struct Region {
+    uint8_t* base = nullptr;
+    uint64_t size = 0;
+    uint64_t index_offset = 0;  // from base
+    uint64_t index_size = 0;    // PhysicalBuckets * 64
+    uint64_t log_offset = 0;    // from base
+    uint64_t log_size = 0;
+  };
+  Region region() const;
+  // The writable bytes of a grant: [log_offset + start, log_offset + size)
+  // of the log. Nothing before the grant's start (records committed by
+  // an earlier writer of a returned segment) is included.
+  uint8_t* GrantBytes(const SegmentGrant& grant) const {
+    return log_ + grant.log_offset + grant.start;
+  }
+  // "page" or "cache line": what a persist costs on this pool.
+  std::string granularity() const;
   Persister* persister() const { return persister_; }
   uint32_t max_value_size() const { return max_value_size_; }
 
   // Commits the record the request describes. Precondition: the record's
-  // bytes are written (they need not be durable yet: the commit persists
-  // them with the slot). Checks bounds (inside the grant, at/after its
+  // bytes are written with sequence 0 (they need not be durable yet: the
+  // commit persists them with the slot; a remote writer's bytes arrive by
+  // one-sided write). Checks bounds (inside the grant, at/after its
   // tail), the record (CRC, lengths, keyspace id, key hash ==
-  // request.key_hash), then:
+  // request.key_hash, sequence 0), then, under the key's lock, checks the
+  // request's condition, assigns the next sequence and seals the record
+  // with it (SealRecord) — so commit order is sequence order and a writer
+  // can never pin a key with a sequence of its choosing — then:
   //  - a put stores the slot in an empty slot of the key's buckets and
   //    persists record + buckets as one persist point (the commit point),
   //    then clears the key's previous slot (made durable by a later
@@ -113,11 +141,12 @@ class Keyspace {
   //    persist, then slot persist.
   //  - a delete first persists the key's buckets (so no older duplicate
   //    can outlive it), then clears the slot and persists again.
-  // A record whose sequence is not above the key's current version lost a
-  // race with a newer commit: it is not applied and the result says
-  // `superseded`. Errors: invalid_argument (bounds, grant, oversized
-  // value), corruption (record fails verification), no_space (the key's
-  // buckets are full), permission_denied (read-only).
+  // Every ok commit is applied (a delete of an absent key changes
+  // nothing and says had_previous = false). Errors: invalid_argument
+  // (bounds, grant, oversized value, a writer-chosen sequence),
+  // corruption (record fails verification), condition_failed (the
+  // request's condition does not hold; nothing changed), no_space (the
+  // key's buckets are full), permission_denied (read-only).
   Result<CommitResult> Commit(const CommitRequest& request);
 
   // Copies the value of `key` into *value: the valid version with the
@@ -160,7 +189,12 @@ class Keyspace {
   uint64_t* Bucket(uint64_t b) const;
   std::mutex& StripeFor(uint64_t home) const;
   // Slot bounds: a record inside the log, not crossing a segment.
-  bool SlotInBounds(uint64_t slot) const;
+  bool SlotInBounds(uint64_t slot) const {
+    return index_format::SlotInBounds(slot, log_size_, segment_size_);
+  }
+  index_lookup::Geometry geometry() const {
+    return {id_, bucket_count_, log_size_, segment_size_};
+  }
   // Finds the slot holding `key` in its neighbourhood (caller holds the
   // stripe, or accepts races). Returns false when absent.
   bool FindSlot(std::string_view key, uint64_t hash, Found* out) const;

@@ -20,15 +20,25 @@ struct SegmentGrant {
   uint32_t keyspace_id = 0;
 };
 
+// A conditional write: applied only if the key's state matches.
+enum class Condition : uint8_t {
+  kNone = 0,
+  kIfAbsent = 1,   // the key has no live version
+  kIfVersion = 2,  // the key's live version has sequence expected_sequence
+};
+
 // "The record at `offset` (within the granted segment), `length` bytes
-// (a multiple of 64), is written; make it durable and visible." key_hash
-// must equal index_format::HashKey of the record's key.
+// (a multiple of 64), is written with sequence 0; assign it a sequence and
+// make it durable and visible." key_hash must equal index_format::HashKey
+// of the record's key.
 struct CommitRequest {
   uint32_t segment = 0;
   uint64_t grant_id = 0;
   uint64_t offset = 0;
   uint32_t length = 0;
   uint64_t key_hash = 0;
+  Condition condition = Condition::kNone;
+  uint64_t expected_sequence = 0;  // for kIfVersion
 };
 
 // Where a committed version of a key lives.
@@ -43,9 +53,6 @@ struct CommitResult {
   Version previous;           // valid when had_previous
   bool tombstone = false;     // this commit was a delete
   Version committed;          // the new version (a delete: the tombstone)
-  // A newer version of the key was committed first (its sequence is
-  // higher); this one is ordered before it and was not applied.
-  bool superseded = false;
 };
 
 }  // namespace kv::store

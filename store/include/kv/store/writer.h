@@ -27,18 +27,24 @@ class Writer {
 
   // Durable put: when it returns ok the value survives a crash. Errors:
   // invalid_argument (key not 1..1024 bytes, value over the keyspace's
-  // max), no_space (log or index full — even after running the cleaner),
-  // and whatever Commit returns.
-  Result<CommitResult> Put(std::string_view key, std::string_view value);
+  // max), no_space (log or index full; the Writer never runs the cleaner —
+  // call Keyspace::Clean and retry), and whatever Commit returns.
+  // With a condition (Commit's), condition_failed when it does not hold.
+  Result<CommitResult> Put(std::string_view key, std::string_view value,
+                           Condition condition = Condition::kNone,
+                           uint64_t expected_sequence = 0);
   // Durable delete (a tombstone record, then the slot is cleared).
   // result.had_previous tells whether the key existed.
-  Result<CommitResult> Delete(std::string_view key);
+  Result<CommitResult> Delete(std::string_view key,
+                              Condition condition = Condition::kNone,
+                              uint64_t expected_sequence = 0);
   // Gives the rest of the segment back to the keyspace.
   Status Close();
 
  private:
   Result<CommitResult> Append(std::string_view key, std::string_view value,
-                              bool tombstone);
+                              bool tombstone, Condition condition,
+                              uint64_t expected);
   Status EnsureRoom(uint64_t bytes, bool tombstone);
 
   std::shared_ptr<Keyspace> ks_;
