@@ -1,6 +1,6 @@
 // Connection management of a tcp connection (handshake, accept/reject,
 // disconnect, timers); see tcp_conn.h. Frame I/O is in tcp_conn_io.cc, the
-// data path (posting, target execution, responses) in tcp_conn_data.cc.
+// initiator's data path in tcp_conn_data.cc, the target in tcp_target.cc.
 #include "tcp/tcp_conn.h"
 
 #include <sys/epoll.h>
@@ -18,7 +18,10 @@
 namespace rpma::prov::tcp {
 
 TcpConn::TcpConn(Engine* engine, MrTable* mrs)
-    : engine_(engine), mrs_(mrs), in_(kInBufSize) {}
+    : engine_(engine),
+      mrs_(mrs),
+      reader_(this),
+      target_(mrs, engine, &reader_, &out_) {}
 
 TcpConn::~TcpConn() {
   if (fd_ >= 0) close(fd_);
@@ -67,6 +70,7 @@ int TcpConn::Migrate(std::shared_ptr<CmQueue> queue) {
 void TcpConn::AttachQp(TcpQp* qp) {
   std::lock_guard<std::mutex> lock(mu_);
   qp_ = qp;
+  target_.set_qp(qp);
 }
 
 void TcpConn::Emit(CmEventType type, std::vector<uint8_t> pdata) {
@@ -130,7 +134,8 @@ void TcpConn::FinishConnect() {
   h.addr = kHelloMagic;
   h.value = kProtocolVersion;
   h.length = static_cast<uint32_t>(hello_pdata_.size());
-  QueueOwned(h, hello_pdata_.data(), hello_pdata_.size());
+  out_.PushCopy(OutQueue::Kind::kControl, h, hello_pdata_.data(),
+                hello_pdata_.size());
   state_ = State::kHelloSent;  // the connect deadline keeps running
   FlushOut();
 }
@@ -147,7 +152,7 @@ int TcpConn::Accept(const void* pdata, uint8_t len) {
   FrameHeader h;
   h.type = kFrameAccept;
   h.length = len;
-  QueueOwned(h, pdata, len);
+  out_.PushCopy(OutQueue::Kind::kControl, h, pdata, len);
   state_ = State::kEstablished;
   FlushOut();
   Emit(CmEventType::kEstablished, hello_pdata_);
@@ -158,24 +163,18 @@ int TcpConn::Reject() {
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ == State::kClosed) return 0;
   if (state_ != State::kRequested) return -EINVAL;
-  FrameHeader h;
-  h.type = kFrameReject;
-  Queue(h, nullptr, 0);
-  FlushOut();
+  SendCm(kFrameReject);
   Close();
   return 0;
 }
 
 int TcpConn::Disconnect() {
   std::lock_guard<std::mutex> lock(mu_);
-  FrameHeader h;
   switch (state_) {
     case State::kEstablished:
       // As rdma_disconnect: the QP goes to error (outstanding WRs flush).
       QpError();
-      h.type = kFrameDisconnect;
-      Queue(h, nullptr, 0);
-      FlushOut();
+      SendCm(kFrameDisconnect);
       state_ = State::kDisconnecting;
       deadline_ms_ = NowMs() + kDisconnectWaitMs;
       return 0;
@@ -189,9 +188,7 @@ int TcpConn::Disconnect() {
       Emit(CmEventType::kDisconnected);
       return 0;
     case State::kRequested:
-      h.type = kFrameReject;
-      Queue(h, nullptr, 0);
-      FlushOut();
+      SendCm(kFrameReject);
       Close();
       return 0;
     default:
@@ -204,24 +201,23 @@ void TcpConn::DetachId() {
   if (queue_ && id_ != nullptr) queue_->DropFor(id_);
   queue_.reset();
   id_ = nullptr;
-  FrameHeader h;
-  if (state_ == State::kEstablished) h.type = kFrameDisconnect;
-  if (state_ == State::kRequested) h.type = kFrameReject;
-  if (h.type != 0) {
-    Queue(h, nullptr, 0);
-    FlushOut();  // best effort, never waits
-  }
+  // Best effort, never waits.
+  if (state_ == State::kEstablished) SendCm(kFrameDisconnect);
+  if (state_ == State::kRequested) SendCm(kFrameReject);
   Close();
   qp_ = nullptr;
 }
 
+void TcpConn::SendCm(uint8_t type) {
+  FrameHeader h;
+  h.type = type;
+  out_.Push(OutQueue::Kind::kControl, h, nullptr, 0);
+  FlushOut();
+}
+
 void TcpConn::Close() {
-  if (rnr_blocked_) {
-    rnr_blocked_ = false;
-    engine_->AddRnrWaiter(-1);
-  }
-  if (have_recv_ && qp_ != nullptr) qp_->FlushOne(cur_recv_.wr_id, true);
-  have_recv_ = false;
+  if (reader_.blocked()) engine_->AddRnrWaiter(-1);
+  target_.Reset();
   QpError();
   if (fd_ >= 0) {
     if (hid_ != 0) engine_->Remove(fd_, hid_);
@@ -231,16 +227,9 @@ void TcpConn::Close() {
   }
   state_ = State::kClosed;
   deadline_ms_ = 0;
-  out_.clear();
-  out_target_ = 0;
-  out_requests_ = 0;
-  stash_.clear();
-  stash_.shrink_to_fit();
-  stash_payload_ = 0;
+  out_.Clear();
+  reader_.Reset();
   listener_.reset();
-  dst_mr_.reset();
-  dst_ = nullptr;
-  in_payload_ = false;
   interest_ = 0;
 }
 
@@ -307,7 +296,7 @@ bool TcpConn::HandleCm(const FrameHeader& h) {
     case kFrameHello:
       if (state_ != State::kAwaitHello) break;
       pdata_in_.assign(h.length, 0);
-      ExpectPayload(pdata_in_.data(), h.length);
+      reader_.Expect(pdata_in_.data(), h.length);
       return true;
     case kFrameHelloAck:
       if (state_ != State::kHelloSent) break;
@@ -317,7 +306,7 @@ bool TcpConn::HandleCm(const FrameHeader& h) {
     case kFrameAccept:
       if (!active_wait) break;
       pdata_in_.assign(h.length, 0);
-      ExpectPayload(pdata_in_.data(), h.length);
+      reader_.Expect(pdata_in_.data(), h.length);
       return true;
     case kFrameReject:
       if (!active_wait) break;
@@ -327,10 +316,7 @@ bool TcpConn::HandleCm(const FrameHeader& h) {
     case kFrameDisconnect:
       if (state_ == State::kEstablished) {
         QpError();
-        FrameHeader d;
-        d.type = kFrameDisconnect;
-        Queue(d, nullptr, 0);
-        FlushOut();
+        SendCm(kFrameDisconnect);
         Close();
         Emit(CmEventType::kDisconnected);
         return true;
@@ -359,7 +345,7 @@ void TcpConn::OnHello() {
   // server application) is bounded by the client's connect timeout.
   FrameHeader ack;
   ack.type = kFrameHelloAck;
-  Queue(ack, nullptr, 0);
+  out_.Push(OutQueue::Kind::kControl, ack, nullptr, 0);
   auto id = std::make_unique<TcpCmId>(shared_from_this());
   id_ = id.get();
   state_ = State::kRequested;
@@ -375,10 +361,7 @@ void TcpConn::OnHello() {
     static_cast<TcpCmId*>(ev.new_id.get())->Orphan();
     ev.new_id.reset();
     id_ = nullptr;
-    FrameHeader rj;
-    rj.type = kFrameReject;
-    Queue(rj, nullptr, 0);
-    FlushOut();
+    SendCm(kFrameReject);
     Close();
   }
 }

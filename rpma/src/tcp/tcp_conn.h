@@ -1,11 +1,16 @@
-// One TCP connection of the tcp provider: connection management state
-// machine, the frame reader/writer, and the target-side execution of the
-// peer's requests (the "NIC" part).
+// One TCP connection of the tcp provider. It owns the connection's parts
+// and runs its connection-management state machine:
+//   FrameReader  (frame_reader.h)  input: framing, payload placement, RNR
+//   OutQueue     (out_queue.h)     output: batching, withdrawal on error
+//   TcpTarget    (tcp_target.h)    the peer's requests, one per opcode
+//   initiator    (tcp_conn_data.cc) posting and responses, with the pure
+//                                  WR -> frame encoding of wr_frame.h
 //
-// Threading: every member is guarded by mu_. The engine thread runs
-// OnEvent/OnTick/OnKick; application threads call the CM and posting
-// methods. Lock order: mu_ -> MrTable::mu() -> CQ/channel/SRQ mutexes ->
-// Engine's map mutex. mu_ is never held while waiting on the network.
+// Threading: every member (and the parts' state) is guarded by mu_. The
+// engine thread runs OnEvent/OnTick/OnKick; application threads call the
+// CM and posting methods. Lock order: mu_ -> MrTable::mu() -> CQ/channel/
+// SRQ mutexes -> Engine's map mutex. mu_ is never held while waiting on
+// the network.
 //
 // Ordering (RC): the engine executes requests strictly in arrival order,
 // synchronously (a persistent flush msyncs before the next frame is
@@ -15,25 +20,29 @@
 #ifndef RPMA_TCP_TCP_CONN_H_
 #define RPMA_TCP_TCP_CONN_H_
 
-#include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "provider/provider.h"
 #include "tcp/engine.h"
 #include "tcp/frame.h"
+#include "tcp/frame_reader.h"
+#include "tcp/out_queue.h"
 #include "tcp/socket_util.h"
+#include "tcp/tcp_target.h"
 
 namespace rpma::prov::tcp {
 
 class CmQueue;
 class ListenSocket;
 class MrTable;
-struct MrEntry;
 class TcpQp;
 
-class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
+class TcpConn : public Handler,
+                public FrameReader::Sink,
+                public std::enable_shared_from_this<TcpConn> {
  public:
   enum class State {
     kIdle,         // active, resolved, nothing on the wire
@@ -67,7 +76,7 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
   // blocking, and forgets the id and its QP.
   void DetachId();
 
-  // Data path (tcp_conn_data.cc).
+  // Data path, initiator side (tcp_conn_data.cc).
   int PostSend(TcpQp* qp, const SendWr& wr);
   int PostRecv(TcpQp* qp, const RecvWr& wr);
 
@@ -77,26 +86,6 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
   void OnKick() override;
 
  private:
-  // One frame in the output queue. The payload is sent from `payload`
-  // directly: the initiator's posted sge (owned by the provider until
-  // completion), `own`, or the target's registered memory `mr` (a READ
-  // response; sent only under MrTable::mu() after checking the region is
-  // still registered, never copied).
-  struct OutFrame {
-    uint8_t hdr[kHeaderSize];
-    const uint8_t* payload = nullptr;
-    size_t payload_len = 0;
-    size_t sent = 0;
-    std::shared_ptr<MrEntry> mr;
-    std::vector<uint8_t> own;
-    bool request = false;  // counts in out_requests_
-    bool zero = false;     // withdrawn: the unsent payload goes as zeros
-  };
-
-  static constexpr size_t kInBufSize = 64 * 1024;
-  // Payload remainders at least this long are read straight into their
-  // destination (registered memory or a posted receive), not via in_.
-  static constexpr size_t kDirectMin = 4096;
   static constexpr int kMaxReadsPerEvent = 16;     // fairness between conns
   static constexpr int64_t kHandshakeMs = 3000;    // passive: hello in time
   static constexpr int64_t kAcceptWaitMs = 30000;  // active: server decides
@@ -121,37 +110,35 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
   void OnHello();
   void OnPeerGone(bool protocol_error, const char* why);
   void ProtocolError(const char* why);
+  // Queues a CM frame without payload and writes what the socket takes.
+  void SendCm(uint8_t type);
   void Close();
 
   // --- Frame I/O (tcp_conn_io.cc) ---
+  // FrameReader::Sink.
+  bool Parsing() override;
+  bool Alive() override { return fd_ >= 0; }
+  bool OnHeader(const FrameHeader& h) override;
+  void OnPayload() override;
+  void OnBadFrame(const char* why) override { ProtocolError(why); }
+
   void ReadInput();
-  void Process();
-  bool HandleHeader(const FrameHeader& h);  // false: blocked (RNR)
-  void FinishPayload();
-  void Queue(const FrameHeader& h, const void* payload, size_t len,
-             std::shared_ptr<MrEntry> mr = nullptr);
-  void QueueOwned(const FrameHeader& h, const void* payload, size_t len);
   void FlushOut();  // takes MrTable::mu() when target memory is queued
   // Moves the QP to error (flushing its WRs) and withdraws our unsent
   // requests, whose buffers then belong to the application again.
   void QpError();
-  void FlushOutLocked();
   bool InputAllowed() const;
-  bool HasRecv() const;
+  // RNR ends when a receive is there; true when input is to be processed
+  // again (the caller does it).
   bool TryUnblock();
   void UpdateInterest();
-  void ExpectPayload(uint8_t* dst, size_t len);
 
   // --- Data path (tcp_conn_data.cc) ---
   bool HandleRequest(const FrameHeader& h);
-  void FinishRequest();
+  // Acts on what the target decided; false for RNR.
+  bool OnVerdict(TcpTarget::Verdict v);
   bool HandleResp(const FrameHeader& h);
   void FinishResp();
-  void Respond(uint64_t status, const void* payload = nullptr, size_t len = 0,
-               std::shared_ptr<MrEntry> mr = nullptr);
-  void TargetError(uint64_t status);
-  bool TakeRecvOrWait(RecvWr* out);
-  uint64_t ExecuteFlush(const FrameHeader& h);
 
   std::mutex mu_;
   Engine* const engine_;
@@ -166,37 +153,19 @@ class TcpConn : public Handler, public std::enable_shared_from_this<TcpConn> {
   SockAddr peer_;
   int timeout_ms_ = 0;
   std::vector<uint8_t> hello_pdata_;  // ours (active) or the peer's
+  std::vector<uint8_t> pdata_in_;     // HELLO / ACCEPT payload being read
   std::shared_ptr<ListenSocket> listener_;
 
   CmId* id_ = nullptr;
   std::shared_ptr<CmQueue> queue_;
   TcpQp* qp_ = nullptr;
 
-  // Input.
-  std::vector<uint8_t> in_;
-  size_t in_start_ = 0, in_end_ = 0;
-  bool in_payload_ = false;
-  FrameHeader cur_;
-  uint8_t* dst_ = nullptr;  // payload destination; null = discard
-  size_t remaining_ = 0;
-  std::shared_ptr<MrEntry> dst_mr_;  // set when dst_ is target memory
-  uint64_t cur_status_ = kRespOk;
-  RecvWr cur_recv_;
-  bool have_recv_ = false;
-  bool ignore_cur_ = false;     // the current frame is parsed but not executed
-  bool rnr_blocked_ = false;    // a request waits for a receive (RNR)
-  std::vector<uint8_t> stash_;  // RNR: the blocked and later requests
-  size_t stash_payload_ = 0;    // payload bytes still to be stashed
-  bool target_error_ = false;   // our QP failed as a target: ignore requests
-  std::vector<uint8_t> pdata_in_;
-  std::vector<uint8_t> discard_;
-
-  // Output.
-  std::deque<OutFrame> out_;
-  size_t out_target_ = 0;      // frames of out_ with `mr` set
+  FrameReader reader_;
+  OutQueue out_;
+  TcpTarget target_;
+  FrameHeader cur_;            // the frame being read
+  bool resp_ignore_ = false;   // the current RESP's WR was flushed already
   bool mr_lock_held_ = false;  // ReadInput holds MrTable::mu() shared
-  bool broken_ = false;        // send side failed; the reader sees the end
-  size_t out_requests_ = 0;    // our requests still (partly) in out_
 };
 
 }  // namespace rpma::prov::tcp

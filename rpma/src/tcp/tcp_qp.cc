@@ -1,6 +1,7 @@
 // Queue pair bookkeeping; see tcp_qp.h.
 #include "tcp/tcp_qp.h"
 
+#include <cerrno>
 #include <cstring>
 
 #include "tcp/tcp_conn.h"
@@ -8,6 +9,20 @@
 #include "tcp/tcp_srq.h"
 
 namespace rpma::prov::tcp {
+namespace {
+
+struct ibv_wc Wc(uint64_t wr_id, enum ibv_wc_status status,
+                 enum ibv_wc_opcode opcode, uint32_t qp_num) {
+  struct ibv_wc wc;
+  std::memset(&wc, 0, sizeof(wc));
+  wc.wr_id = wr_id;
+  wc.status = status;
+  wc.opcode = opcode;
+  wc.qp_num = qp_num;
+  return wc;
+}
+
+}  // namespace
 
 enum ibv_wc_opcode WcOpcode(Opcode op) {
   switch (op) {
@@ -25,6 +40,11 @@ enum ibv_wc_opcode WcOpcode(Opcode op) {
   return IBV_WC_SEND;
 }
 
+bool TwoSided(Opcode op) {
+  return op == Opcode::kSend || op == Opcode::kSendWithImm ||
+         op == Opcode::kWriteWithImm;
+}
+
 TcpQp::TcpQp(std::shared_ptr<TcpConn> conn, const QpInit& init, uint32_t num)
     : send_cq_(static_cast<TcpCq*>(init.send_cq)),
       recv_cq_(static_cast<TcpCq*>(init.recv_cq)),
@@ -38,29 +58,47 @@ int TcpQp::PostSend(const SendWr& wr) { return conn_->PostSend(this, wr); }
 
 int TcpQp::PostRecv(const RecvWr& wr) { return conn_->PostRecv(this, wr); }
 
+void TcpQp::AddPending(const PendingWr& p) {
+  pending_.push_back(p);
+  if (TwoSided(p.opcode)) ++two_sided_;
+}
+
 void TcpQp::CompleteFront(enum ibv_wc_status status) {
   PendingWr p = pending_.front();
   pending_.pop_front();
-  if (p.opcode == Opcode::kSend || p.opcode == Opcode::kSendWithImm ||
-      p.opcode == Opcode::kWriteWithImm) {
-    --two_sided_;
-  }
+  if (TwoSided(p.opcode)) --two_sided_;
   if (status == IBV_WC_SUCCESS && !p.signaled) {
     ++unsignaled_done_;
     return;
   }
   if (p.signaled) unsignaled_done_ = 0;
-  struct ibv_wc wc;
-  std::memset(&wc, 0, sizeof(wc));
-  wc.wr_id = p.wr_id;
-  wc.status = status;
-  wc.opcode = WcOpcode(p.opcode);
-  wc.qp_num = num_;
+  struct ibv_wc wc = Wc(p.wr_id, status, WcOpcode(p.opcode), num_);
   if (p.opcode == Opcode::kRead && status == IBV_WC_SUCCESS) {
     wc.byte_len = p.length;
   }
   send_cq_->Push(wc);
 }
+
+int TcpQp::AddRecv(const RecvWr& wr) {
+  if (rq_.size() >= rq_size_) return -ENOMEM;
+  rq_.push_back(wr);
+  return 0;
+}
+
+bool TcpQp::HasRecv() const {
+  if (srq_ != nullptr) return srq_->HasAny();
+  return !rq_.empty();
+}
+
+bool TcpQp::TakeRecv(RecvWr* out) {
+  if (srq_ != nullptr) return srq_->Take(out);
+  if (rq_.empty()) return false;
+  *out = rq_.front();
+  rq_.pop_front();
+  return true;
+}
+
+void TcpQp::PushRecvCompletion(const struct ibv_wc& wc) { recv_cq_->Push(wc); }
 
 void TcpQp::EnterError() {
   if (error_) return;
@@ -68,21 +106,17 @@ void TcpQp::EnterError() {
   while (!pending_.empty()) CompleteFront(IBV_WC_WR_FLUSH_ERR);
   unsignaled_done_ = 0;
   while (!rq_.empty()) {
-    FlushOne(rq_.front().wr_id, true);
+    FlushRecv(rq_.front().wr_id);
     rq_.pop_front();
   }
 }
 
-void TcpQp::FlushOne(uint64_t wr_id, bool is_recv) {
-  struct ibv_wc wc;
-  std::memset(&wc, 0, sizeof(wc));
-  wc.wr_id = wr_id;
-  wc.status = IBV_WC_WR_FLUSH_ERR;
-  wc.opcode = is_recv ? IBV_WC_RECV : IBV_WC_SEND;
-  wc.qp_num = num_;
-  (is_recv ? recv_cq_ : send_cq_)->Push(wc);
+void TcpQp::FlushSend(uint64_t wr_id, Opcode op) {
+  send_cq_->Push(Wc(wr_id, IBV_WC_WR_FLUSH_ERR, WcOpcode(op), num_));
 }
 
-void TcpQp::PushRecvCompletion(const struct ibv_wc& wc) { recv_cq_->Push(wc); }
+void TcpQp::FlushRecv(uint64_t wr_id) {
+  recv_cq_->Push(Wc(wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, num_));
+}
 
 }  // namespace rpma::prov::tcp
