@@ -47,6 +47,17 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)" \
   --timeout 300 ${RPKV_CTEST_ARGS:-}
 
+# The rpma suites and example programs (label rpma) once more with the tcp
+# device impersonating the common NIC (no native flush / atomic write: the
+# emulation paths run), then as strictly as an IB/RoCE NIC behaves
+# (rpma/README.md, "Device modes of the tcp provider").
+for mode in "RPMA_TCP_CAPS=emulated" "RPMA_TCP_CAPS=emulated RPMA_TCP_STRICT=1"; do
+  step "ctest -L rpma with $mode"
+  # shellcheck disable=SC2086
+  env $mode ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)" \
+    --timeout 300 -L '^rpma$'
+done
+
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
   shopt -s nullglob
   for fuzzer in "$BUILD"/bin/*_fuzzer; do

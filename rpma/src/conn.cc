@@ -23,8 +23,12 @@ int FlushBufferNew(rpma_conn* conn) {
     return RPMA_E_NOMEM;
   }
   conn->flush_page = std::unique_ptr<void, Munmap>(p, Munmap{page});
-  int rc =
-      conn->peer->pd->RegMr(p, 8, prov::kAccessLocalWrite, &conn->flush_mr);
+  // Registered as librpma does, with RPMA_MR_USAGE_READ_DST: on iWARP the
+  // read response lands as a remote write, so LOCAL_WRITE alone would fail
+  // every flush and kill the QP.
+  int rc = conn->peer->pd->RegMr(
+      p, 8, UsageToAccess(conn->peer.get(), RPMA_MR_USAGE_READ_DST),
+      &conn->flush_mr);
   if (rc != 0) {
     RPMA_LOG_ERROR("registering the flush buffer failed: %s",
                    std::strerror(-rc));

@@ -30,12 +30,9 @@ int UsageToAccess(const rpma_peer* peer, int usage) {
   }
   if (usage & RPMA_MR_USAGE_READ_DST) {
     access |= kAccessLocalWrite;
-    // iWARP places RDMA READ responses as remote writes (librpma does the
-    // same; the tcp provider's synthetic device reports iWARP).
-    struct ibv_context* ctx = peer->device->context();
-    if (ctx != nullptr && ctx->device != nullptr &&
-        ctx->device->transport_type == IBV_TRANSPORT_IWARP)
-      access |= kAccessRemoteWrite;
+    // iWARP places RDMA READ responses as remote writes (librpma grants
+    // remote write on iWARP only; DeviceCaps::iwarp).
+    if (peer->caps.iwarp) access |= kAccessRemoteWrite;
   }
   if (usage & RPMA_MR_USAGE_WRITE_SRC) access |= kAccessLocalWrite;
   if (usage & RPMA_MR_USAGE_WRITE_DST)

@@ -255,10 +255,20 @@ class Listener {
 // Device and protection domain
 // ---------------------------------------------------------------------------
 
+// What a device can do natively. The semantic layer reads these once per
+// peer (rpma_peer_new) and chooses per connection: without native_flush a
+// flush is librpma's read-after-write (an 8-byte kRead), without
+// native_atomic_write an atomic write is a fenced 8-byte inline kWrite.
+// Most RNICs in the field (ConnectX-4/5/6 on rdma-core 44) have neither;
+// the tcp device reports them as RPMA_TCP_CAPS says (tcp_device.h).
 struct DeviceCaps {
   bool odp = false;
   bool native_atomic_write = false;  // Opcode::kAtomicWrite supported
   bool native_flush = false;         // Opcode::kFlush supported
+  // iWARP places RDMA READ responses as remote writes, so a READ_DST
+  // region needs kAccessRemoteWrite too (librpma adds it when the device's
+  // transport is IBV_TRANSPORT_IWARP). Off on IB/RoCE and, by default, tcp.
+  bool iwarp = false;
 };
 
 // A protection domain (ibv_pd) plus everything created under it. In the

@@ -2,23 +2,56 @@
 // tcp_device.h.
 #include "tcp/tcp_device.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string_view>
 
+#include "log_internal.h"
 #include "tcp/socket_util.h"
 #include "tcp/tcp_pd.h"
 
 namespace rpma::prov {
 namespace tcp {
 
-TcpDevice::TcpDevice(int index, std::string host) : host_(std::move(host)) {
+int ParseCaps(const char* spec, DeviceCaps* out) {
+  DeviceCaps c;
+  c.native_flush = true;
+  c.native_atomic_write = true;
+  std::string_view rest = spec != nullptr ? spec : "";
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view tok = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+    if (tok == "native") {
+      c.native_flush = c.native_atomic_write = true;
+    } else if (tok == "emulated") {
+      c.native_flush = c.native_atomic_write = false;
+    } else if (tok == "flush" || tok == "no_flush") {
+      c.native_flush = tok == "flush";
+    } else if (tok == "atomic_write" || tok == "no_atomic_write") {
+      c.native_atomic_write = tok == "atomic_write";
+    } else if (tok == "iwarp" || tok == "no_iwarp") {
+      c.iwarp = tok == "iwarp";
+    } else if (!tok.empty()) {
+      return -EINVAL;
+    }
+  }
+  *out = c;
+  return 0;
+}
+
+TcpDevice::TcpDevice(int index, std::string host, DeviceCaps caps)
+    : host_(std::move(host)), caps_(caps) {
   std::memset(&dev_, 0, sizeof(dev_));
   std::memset(&ctx_, 0, sizeof(ctx_));
-  // iWARP is RDMA over TCP: the closest real node/transport type.
-  dev_.node_type = IBV_NODE_RNIC;
-  dev_.transport_type = IBV_TRANSPORT_IWARP;
+  // Transport as the device claims it: iWARP is RDMA over TCP; otherwise
+  // what RoCE reports (an IB channel adapter).
+  dev_.node_type = caps.iwarp ? IBV_NODE_RNIC : IBV_NODE_CA;
+  dev_.transport_type = caps.iwarp ? IBV_TRANSPORT_IWARP : IBV_TRANSPORT_IB;
   std::snprintf(dev_.name, sizeof(dev_.name), "rpma_tcp%d", index);
   std::snprintf(dev_.dev_name, sizeof(dev_.dev_name), "rpma_tcp%d", index);
   ctx_.device = &dev_;
@@ -27,32 +60,39 @@ TcpDevice::TcpDevice(int index, std::string host) : host_(std::move(host)) {
   ctx_.num_comp_vectors = 1;
 }
 
-DeviceCaps TcpDevice::caps() const {
-  DeviceCaps c;
-  c.odp = false;
-  c.native_atomic_write = true;
-  c.native_flush = true;
-  return c;
-}
-
 int TcpDevice::AllocPd(std::unique_ptr<Pd>* out) { return TcpPd::Create(out); }
 
 }  // namespace tcp
 
 int TcpGetDevice(const char* addr, bool local, Device** out) {
   if (addr == nullptr || out == nullptr) return -EINVAL;
+  DeviceCaps caps;
+  const char* spec = std::getenv("RPMA_TCP_CAPS");
+  if (tcp::ParseCaps(spec, &caps) != 0) {
+    RPMA_LOG_ERROR(
+        "tcp: RPMA_TCP_CAPS=%s: expected native, emulated, [no_]flush, "
+        "[no_]atomic_write or [no_]iwarp, comma-separated",
+        spec);
+    return -EINVAL;
+  }
   tcp::SockAddr sa;
   int rc = tcp::Resolve(addr, nullptr, local, &sa);
   if (rc != 0) return rc;
   std::string host = tcp::NumericHost(sa);
+  // One device per address and capability set: a context handed out keeps
+  // the capabilities it was looked up with.
+  std::string key = host + "|" + (caps.native_flush ? "F" : "f") +
+                    (caps.native_atomic_write ? "A" : "a") +
+                    (caps.iwarp ? "I" : "i");
   static std::mutex mu;
   static auto* devices = new std::map<std::string, tcp::TcpDevice*>();
   std::lock_guard<std::mutex> lock(mu);
-  auto it = devices->find(host);
+  auto it = devices->find(key);
   if (it == devices->end()) {
     // Never freed: contexts handed out must stay valid (provider.h).
-    auto* dev = new tcp::TcpDevice(static_cast<int>(devices->size()), host);
-    it = devices->emplace(host, dev).first;
+    auto* dev =
+        new tcp::TcpDevice(static_cast<int>(devices->size()), host, caps);
+    it = devices->emplace(key, dev).first;
     RegisterDevice(dev);
   }
   *out = it->second;

@@ -1,6 +1,23 @@
-// The synthetic device of the tcp provider: one per address, never freed.
-// Its ibv_context is a zeroed placeholder (with a synthetic ibv_device
-// named rpma_tcpN) that only serves as a handle for the registry.
+// The synthetic device of the tcp provider: one per (address, mode), never
+// freed. Its ibv_context is a zeroed placeholder (with a synthetic
+// ibv_device named rpma_tcpN) that only serves as a handle for the
+// registry.
+//
+// What the device claims to be is chosen when it is looked up, from the
+// environment, so that CI can run the semantic layer the way it runs on
+// the common NIC:
+//   RPMA_TCP_CAPS   comma-separated, applied left to right (default native):
+//                     native        native flush and native atomic write
+//                     emulated      neither: every flush is librpma's
+//                                   read-after-write, every atomic write a
+//                                   fenced 8-byte write (ConnectX-4/5/6 on
+//                                   rdma-core 44)
+//                     flush, no_flush, atomic_write, no_atomic_write
+//                     iwarp, no_iwarp   iWARP transport: READ_DST regions
+//                                   also get remote write (off by default)
+//                   An unknown token makes the lookup fail (-EINVAL).
+//   RPMA_TCP_STRICT=1  behave as strictly as an IB/RoCE NIC where tcp could
+//                   be kinder (tcp_mode.h lists what changes).
 #ifndef RPMA_TCP_TCP_DEVICE_H_
 #define RPMA_TCP_TCP_DEVICE_H_
 
@@ -10,13 +27,17 @@
 
 namespace rpma::prov::tcp {
 
+// Parses an RPMA_TCP_CAPS value (null or empty = native) into *out.
+// -EINVAL (and *out untouched) for an unknown token.
+int ParseCaps(const char* spec, DeviceCaps* out);
+
 class TcpDevice : public Device {
  public:
-  TcpDevice(int index, std::string host);
+  TcpDevice(int index, std::string host, DeviceCaps caps);
   struct ibv_context* context() override {
     return &ctx_;
   }
-  DeviceCaps caps() const override;
+  DeviceCaps caps() const override { return caps_; }
   int AllocPd(std::unique_ptr<Pd>* out) override;
   const char* provider_name() const override { return "tcp"; }
   const std::string& host() const { return host_; }
@@ -25,6 +46,7 @@ class TcpDevice : public Device {
   struct ibv_device dev_;
   struct ibv_context ctx_;
   std::string host_;
+  const DeviceCaps caps_;
 };
 
 }  // namespace rpma::prov::tcp

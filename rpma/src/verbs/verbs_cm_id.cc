@@ -66,6 +66,7 @@ int VerbsCmId::CreateQp(const QpInit& init) {
   attr.sq_sig_all = 0;
   attr.comp_mask = IBV_QP_INIT_ATTR_PD;
   attr.pd = pd_->pd();
+#if RPMA_HAVE_IBV_ATOMIC_WRITE
   if (atomic_write) {
     // An extended QP must list every opcode it will post, including the
     // ones that still go through ibv_post_send().
@@ -75,6 +76,7 @@ int VerbsCmId::CreateQp(const QpInit& init) {
         IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
         IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_WRITE;
   }
+#endif
   errno = 0;
   if (rdma_create_qp_ex(id_, &attr) != 0) return NegErrno(-1, errno);
   ibv_qp_ex* qpx = atomic_write ? ibv_qp_to_qp_ex(id_->qp) : nullptr;

@@ -94,7 +94,11 @@ VerbsDevice* VerbsDevice::ForContext(ibv_context* ctx) {
   if (it != Devices().end()) return it->second;
   ibv_device_attr_ex attr = {};
   if (ibv_query_device_ex(ctx, nullptr, &attr) != 0) return nullptr;
-  auto* dev = new (std::nothrow) VerbsDevice(ctx, CapsFromAttr(attr));
+  const ibv_transport_type transport = ctx->device != nullptr
+                                           ? ctx->device->transport_type
+                                           : IBV_TRANSPORT_UNKNOWN;
+  auto* dev = new (std::nothrow) VerbsDevice(
+      ctx, CapsFromAttr(attr, transport, NativeAtomicWriteAllowed()));
   if (dev == nullptr) return nullptr;
   Devices().emplace(ctx, dev);
   return dev;

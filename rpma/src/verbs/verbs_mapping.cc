@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace rpma::prov::verbs {
@@ -18,15 +19,24 @@ int AccessToIbv(int access) {
   return ibv;
 }
 
-DeviceCaps CapsFromAttr(const struct ibv_device_attr_ex& attr) {
+DeviceCaps CapsFromAttr(const struct ibv_device_attr_ex& attr,
+                        enum ibv_transport_type transport,
+                        bool allow_native_atomic_write) {
   DeviceCaps caps;
   const uint32_t rc_rw = IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ;
   caps.odp = (attr.odp_caps.general_caps & IBV_ODP_SUPPORT) != 0 &&
              (attr.odp_caps.per_transport_caps.rc_odp_caps & rc_rw) == rc_rw;
   caps.native_atomic_write =
+      kHaveIbvAtomicWrite && allow_native_atomic_write &&
       (attr.device_cap_flags_ex & kDeviceCapAtomicWrite) != 0;
   caps.native_flush = false;
+  caps.iwarp = transport == IBV_TRANSPORT_IWARP;
   return caps;
+}
+
+bool NativeAtomicWriteAllowed() {
+  const char* env = std::getenv("RPMA_VERBS_NATIVE_ATOMIC_WRITE");
+  return env != nullptr && std::strcmp(env, "1") == 0;
 }
 
 unsigned SendFlags(const SendWr& wr) {
@@ -104,9 +114,10 @@ CmEventType MapCmEvent(enum rdma_cm_event_type type) {
     case RDMA_CM_EVENT_REJECTED:
       return CmEventType::kRejected;
     case RDMA_CM_EVENT_UNREACHABLE:
-    case RDMA_CM_EVENT_ADDR_ERROR:
-    case RDMA_CM_EVENT_ROUTE_ERROR:
       return CmEventType::kUnreachable;
+    // ADDR_ERROR / ROUTE_ERROR fall to kOther (RPMA_E_UNKNOWN), as in
+    // librpma; resolution is synchronous (CreateActiveId), so they never
+    // reach a connection's channel.
     case RDMA_CM_EVENT_CONNECT_ERROR:
       return CmEventType::kConnectError;
     case RDMA_CM_EVENT_DISCONNECTED:
@@ -121,8 +132,12 @@ CmEventType MapCmEvent(enum rdma_cm_event_type type) {
 }
 
 void NormalizeWc(struct ibv_wc* wc) {
+#if RPMA_HAVE_IBV_ATOMIC_WRITE
   if (wc->status == IBV_WC_SUCCESS && wc->opcode == IBV_WC_ATOMIC_WRITE)
     wc->opcode = IBV_WC_RDMA_WRITE;
+#else
+  (void)wc;
+#endif
 }
 
 int NegErrno(int rc, int saved_errno) {

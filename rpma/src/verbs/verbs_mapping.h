@@ -24,6 +24,15 @@ namespace rpma::prov::verbs {
 // device_cap_flags_ex exactly as the kernel sets it.
 inline constexpr uint64_t kDeviceCapAtomicWrite = 1ULL << 40;
 
+// RPMA_HAVE_IBV_ATOMIC_WRITE (set by rpma/CMakeLists.txt from a compile
+// check): libibverbs has IBV_QP_EX_WITH_ATOMIC_WRITE, IBV_WC_ATOMIC_WRITE
+// and ibv_wr_atomic_write() (rdma-core >= 44). Without them (Ubuntu 22.04,
+// RHEL 8) native atomic write is never used and none of them is named.
+#ifndef RPMA_HAVE_IBV_ATOMIC_WRITE
+#define RPMA_HAVE_IBV_ATOMIC_WRITE 0
+#endif
+inline constexpr bool kHaveIbvAtomicWrite = RPMA_HAVE_IBV_ATOMIC_WRITE != 0;
+
 // The QP's inline-data limit, as librpma (RPMA_MAX_INLINE_DATA).
 inline constexpr uint32_t kMaxInlineData = 8;
 
@@ -34,11 +43,21 @@ inline constexpr uint32_t kMaxInlineData = 8;
 // o10-37.2.3); librpma's WRITE_DST already asks for both.
 int AccessToIbv(int access);
 
-// Device capabilities from an ibv_query_device_ex() answer. odp requires
-// general ODP support plus RC ODP for both WRITE and READ (librpma's
-// rpma_utils_ibv_context_is_odp_capable). native_flush is always false on
-// rdma-core 44 (no ibv_wr_flush).
-DeviceCaps CapsFromAttr(const struct ibv_device_attr_ex& attr);
+// Device capabilities from an ibv_query_device_ex() answer and the
+// device's transport. odp requires general ODP support plus RC ODP for
+// both WRITE and READ (librpma's rpma_utils_ibv_context_is_odp_capable).
+// native_flush is always false on rdma-core 44 (no ibv_wr_flush).
+// native_atomic_write needs the device bit AND allow_native_atomic_write:
+// the requester's bit says nothing about the responder, and an ATOMIC
+// WRITE to a responder without it fails with IBV_WC_REM_INV_REQ_ERR and
+// kills the connection, so it is opt-in (RPMA_VERBS_NATIVE_ATOMIC_WRITE=1,
+// see docs/verbs_provider.md). iwarp = IBV_TRANSPORT_IWARP.
+DeviceCaps CapsFromAttr(const struct ibv_device_attr_ex& attr,
+                        enum ibv_transport_type transport,
+                        bool allow_native_atomic_write);
+
+// True when RPMA_VERBS_NATIVE_ATOMIC_WRITE=1 (read at device discovery).
+bool NativeAtomicWriteAllowed();
 
 // IBV_SEND_* flags of a work request.
 unsigned SendFlags(const SendWr& wr);

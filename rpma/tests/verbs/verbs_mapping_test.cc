@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace rpma::prov::verbs {
@@ -37,25 +38,45 @@ TEST(VerbsMappingTest, AccessNeverAsksForOnDemandOrAtomics) {
 
 TEST(VerbsMappingTest, CapsOdpNeedsGeneralAndRcReadWrite) {
   ibv_device_attr_ex attr = {};
-  EXPECT_FALSE(CapsFromAttr(attr).odp);
+  EXPECT_FALSE(CapsFromAttr(attr, IBV_TRANSPORT_IB, false).odp);
   attr.odp_caps.general_caps = IBV_ODP_SUPPORT;
   attr.odp_caps.per_transport_caps.rc_odp_caps = IBV_ODP_SUPPORT_WRITE;
-  EXPECT_FALSE(CapsFromAttr(attr).odp);
+  EXPECT_FALSE(CapsFromAttr(attr, IBV_TRANSPORT_IB, false).odp);
   attr.odp_caps.per_transport_caps.rc_odp_caps =
       IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ;
-  EXPECT_TRUE(CapsFromAttr(attr).odp);
+  EXPECT_TRUE(CapsFromAttr(attr, IBV_TRANSPORT_IB, false).odp);
   attr.odp_caps.general_caps = 0;
-  EXPECT_FALSE(CapsFromAttr(attr).odp);
+  EXPECT_FALSE(CapsFromAttr(attr, IBV_TRANSPORT_IB, false).odp);
 }
 
-TEST(VerbsMappingTest, CapsAtomicWriteFromDeviceFlagsAndNoNativeFlush) {
+TEST(VerbsMappingTest, CapsAtomicWriteOnlyWhenOptedInAndNoNativeFlush) {
   ibv_device_attr_ex attr = {};
-  EXPECT_FALSE(CapsFromAttr(attr).native_atomic_write);
+  EXPECT_FALSE(CapsFromAttr(attr, IBV_TRANSPORT_IB, true).native_atomic_write);
   attr.device_cap_flags_ex = kDeviceCapAtomicWrite;
-  EXPECT_TRUE(CapsFromAttr(attr).native_atomic_write);
+  // The device bit alone is not enough: the responder may lack it.
+  EXPECT_FALSE(CapsFromAttr(attr, IBV_TRANSPORT_IB, false).native_atomic_write);
+  EXPECT_EQ(CapsFromAttr(attr, IBV_TRANSPORT_IB, true).native_atomic_write,
+            kHaveIbvAtomicWrite);
   attr.device_cap_flags_ex = ~0ULL;
-  EXPECT_FALSE(CapsFromAttr(attr).native_flush);
+  EXPECT_FALSE(CapsFromAttr(attr, IBV_TRANSPORT_IB, true).native_flush);
   EXPECT_EQ(kDeviceCapAtomicWrite, 1ULL << 40);
+}
+
+TEST(VerbsMappingTest, NativeAtomicWriteIsOptInByEnvironment) {
+  unsetenv("RPMA_VERBS_NATIVE_ATOMIC_WRITE");
+  EXPECT_FALSE(NativeAtomicWriteAllowed());
+  setenv("RPMA_VERBS_NATIVE_ATOMIC_WRITE", "0", 1);
+  EXPECT_FALSE(NativeAtomicWriteAllowed());
+  setenv("RPMA_VERBS_NATIVE_ATOMIC_WRITE", "1", 1);
+  EXPECT_TRUE(NativeAtomicWriteAllowed());
+  unsetenv("RPMA_VERBS_NATIVE_ATOMIC_WRITE");
+}
+
+TEST(VerbsMappingTest, CapsIwarpFromTransport) {
+  ibv_device_attr_ex attr = {};
+  EXPECT_TRUE(CapsFromAttr(attr, IBV_TRANSPORT_IWARP, false).iwarp);
+  EXPECT_FALSE(CapsFromAttr(attr, IBV_TRANSPORT_IB, false).iwarp);
+  EXPECT_FALSE(CapsFromAttr(attr, IBV_TRANSPORT_UNKNOWN, false).iwarp);
 }
 
 TEST(VerbsMappingTest, SendFlagsMapEachFlag) {
@@ -185,8 +206,10 @@ TEST(VerbsMappingTest, CmEventsMap) {
   EXPECT_EQ(MapCmEvent(RDMA_CM_EVENT_ESTABLISHED), CmEventType::kEstablished);
   EXPECT_EQ(MapCmEvent(RDMA_CM_EVENT_REJECTED), CmEventType::kRejected);
   EXPECT_EQ(MapCmEvent(RDMA_CM_EVENT_UNREACHABLE), CmEventType::kUnreachable);
-  EXPECT_EQ(MapCmEvent(RDMA_CM_EVENT_ADDR_ERROR), CmEventType::kUnreachable);
-  EXPECT_EQ(MapCmEvent(RDMA_CM_EVENT_ROUTE_ERROR), CmEventType::kUnreachable);
+  // As librpma (RPMA_E_UNKNOWN); resolution is synchronous here, so they
+  // do not reach a connection's channel anyway.
+  EXPECT_EQ(MapCmEvent(RDMA_CM_EVENT_ADDR_ERROR), CmEventType::kOther);
+  EXPECT_EQ(MapCmEvent(RDMA_CM_EVENT_ROUTE_ERROR), CmEventType::kOther);
   EXPECT_EQ(MapCmEvent(RDMA_CM_EVENT_CONNECT_ERROR),
             CmEventType::kConnectError);
   EXPECT_EQ(MapCmEvent(RDMA_CM_EVENT_DISCONNECTED), CmEventType::kDisconnected);
