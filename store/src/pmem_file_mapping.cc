@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace kv::store {
@@ -22,12 +24,14 @@ std::string Pmem2Error(const std::string& what) {
 
 class Pmem2Persister : public Persister {
  public:
+  using Call = PmemFileMapping::PersistCall;
+
   explicit Pmem2Persister(pmem2_map* map)
       : persist_(pmem2_get_persist_fn(map)),
         flush_(pmem2_get_flush_fn(map)),
         drain_(pmem2_get_drain_fn(map)),
         page_(pmem2_map_get_store_granularity(map) == PMEM2_GRANULARITY_PAGE) {}
-  void Persist(const void* addr, size_t len) override { persist_(addr, len); }
+  void Persist(const void* addr, size_t len) override { DoPersist(addr, len); }
 
   void PersistRanges(const Range* ranges, size_t n) override {
     if (n == 0) return;
@@ -42,18 +46,46 @@ class Pmem2Persister : public Persister {
         lo = std::min(lo, p);
         hi = std::max(hi, p + ranges[i].len);
       }
-      persist_(lo, static_cast<size_t>(hi - lo));
+      DoPersist(lo, static_cast<size_t>(hi - lo));
       return;
     }
-    for (size_t i = 0; i < n; i++) flush_(ranges[i].addr, ranges[i].len);
-    drain_();
+    // Cache lines: flush each range, then one fence (drain) orders them
+    // all before the call returns.
+    for (size_t i = 0; i < n; i++) DoFlush(ranges[i].addr, ranges[i].len);
+    DoDrain();
+  }
+
+  void Record(std::vector<Call>* log) {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    log_.store(log, std::memory_order_release);
   }
 
  private:
+  // The three libpmem2 calls, each noted first when a test records them.
+  void DoPersist(const void* addr, size_t len) {
+    Note({Call::kPersist, addr, len});
+    persist_(addr, len);
+  }
+  void DoFlush(const void* addr, size_t len) {
+    Note({Call::kFlush, addr, len});
+    flush_(addr, len);
+  }
+  void DoDrain() {
+    Note({Call::kDrain, nullptr, 0});
+    drain_();
+  }
+  void Note(const Call& c) {
+    if (log_.load(std::memory_order_acquire) == nullptr) return;
+    std::lock_guard<std::mutex> lock(log_mu_);
+    if (auto* log = log_.load(std::memory_order_relaxed)) log->push_back(c);
+  }
+
   pmem2_persist_fn persist_;
   pmem2_flush_fn flush_;
   pmem2_drain_fn drain_;
   bool page_;
+  std::mutex log_mu_;
+  std::atomic<std::vector<Call>*> log_{nullptr};  // tests only
 };
 
 }  // namespace
@@ -171,6 +203,11 @@ uint8_t* PmemFileMapping::base() {
 }
 size_t PmemFileMapping::size() const { return pmem2_map_get_size(impl_->map_); }
 Persister* PmemFileMapping::persister() { return impl_->persister_.get(); }
+
+void PmemFileMapping::RecordPersistCallsForTesting(
+    std::vector<PersistCall>* log) {
+  impl_->persister_->Record(log);
+}
 
 Status PmemFileMapping::Zero(uint64_t offset, uint64_t len) {
   // Page granularity (a regular file): storing zeros through the mapping

@@ -103,20 +103,46 @@ TEST(CleanerTest, FullKeyspaceIsNoSpaceAndStaysConsistent) {
   EXPECT_TRUE(pool->Check().ok());
 }
 
+// Deterministic: a sealed segment that is mostly dead exists before the
+// threads start (cold keys, partly overwritten, never touched again), so
+// the cleaner's first pass has a victim whatever the interleaving; the
+// writers keep writing until the cleaner has cleaned at least once, so it
+// ran while they did. (It used to rely on the writers leaving a victim at
+// the right moment and failed ~4 times in 30.)
 TEST(CleanerTest, RunsConcurrentlyWithWritersAndReaders) {
   PoolOptions o;
   o.grace_period = std::chrono::milliseconds(2);
   auto pool = MemPool(o);
   auto ks = pool->CreateKeyspace("ks", SmallKeyspace(512 * 1024)).value();
   constexpr int kKeys = 60;
+  constexpr int kColdKeys = 80;
+  constexpr int kMinRounds = 40;
+  constexpr int kMaxRounds = 4000;
+  std::map<std::string, std::string> cold;
+  {
+    Writer w(ks);
+    for (int pass = 0; pass < 2; pass++) {
+      for (int i = 0; i < (pass == 0 ? kColdKeys : kColdKeys / 2); i++) {
+        const std::string k = "cold" + std::to_string(i);
+        cold[k] = k + "/" + std::to_string(pass) + std::string(200, 'c');
+        ASSERT_TRUE(w.Put(k, cold[k]).ok());
+      }
+    }
+  }
+  ASSERT_GE(ks->Stats().sealed_segments, 1u);
   std::atomic<bool> stop{false};
   std::atomic<int> bad{0};
+  std::atomic<uint64_t> puts{0};
   std::atomic<uint32_t> cleaned{0};
+  std::atomic<uint32_t> cleaned_during_writes{0};
+  std::atomic<int> writers_running{2};
   std::thread cleaner([&] {
+    while (puts.load() == 0) std::this_thread::yield();
     while (!stop.load()) {
       auto r = ks->Clean(0.7, 4);
       if (r.ok()) {
         cleaned += *r;
+        if (writers_running.load() > 0) cleaned_during_writes += *r;
       } else if (!r.status().IsNoSpace()) {
         bad++;
       }
@@ -136,16 +162,20 @@ TEST(CleanerTest, RunsConcurrentlyWithWritersAndReaders) {
       }
     }
   });
+  int last_round[2] = {0, 0};
   std::vector<std::thread> writers;
   for (int t = 0; t < 2; t++) {
     writers.emplace_back([&, t] {
       Writer w(ks);
-      for (int round = 0; round < 40; round++) {
+      int round = 0;
+      for (; round < kMaxRounds &&
+             (round < kMinRounds || cleaned_during_writes.load() == 0);
+           round++) {
         for (int i = 0; i < kKeys; i++) {
           const std::string k =
               "w" + std::to_string(t) + "-" + std::to_string(i);
           const std::string v =
-              k + "/" + std::to_string(round) + std::string(150, 'x');
+              k + "/" + std::to_string(round) + "/" + std::string(150, 'x');
           Result<CommitResult> r = w.Put(k, v);
           for (int retry = 0; !r.ok() && r.status().IsNoSpace() && retry < 100;
                retry++) {
@@ -153,8 +183,11 @@ TEST(CleanerTest, RunsConcurrentlyWithWritersAndReaders) {
             r = w.Put(k, v);
           }
           if (!r.ok()) bad++;
+          puts++;
         }
       }
+      last_round[t] = round - 1;
+      writers_running--;
     });
   }
   for (auto& th : writers) th.join();
@@ -163,13 +196,19 @@ TEST(CleanerTest, RunsConcurrentlyWithWritersAndReaders) {
   reader.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_GT(cleaned.load(), 0u);
+  EXPECT_GT(cleaned_during_writes.load(), 0u);
   std::string v;
   for (int t = 0; t < 2; t++) {
     for (int i = 0; i < kKeys; i++) {
       const std::string k = "w" + std::to_string(t) + "-" + std::to_string(i);
       ASSERT_TRUE(ks->Get(k, &v).ok());
-      EXPECT_EQ(v.rfind(k + "/39", 0), 0u) << v.substr(0, 20);
+      EXPECT_EQ(v.rfind(k + "/" + std::to_string(last_round[t]) + "/", 0), 0u)
+          << v.substr(0, 20);
     }
+  }
+  for (const auto& [k, want] : cold) {
+    ASSERT_TRUE(ks->Get(k, &v).ok()) << k;
+    EXPECT_EQ(v, want);
   }
   EXPECT_TRUE(pool->Check().ok());
 }

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "crash_util.h"
 #include "kv/index_format.h"
 #include "kv/store/pool.h"
 #include "kv/store/writer.h"
@@ -22,20 +23,11 @@ namespace kv::store {
 namespace {
 
 namespace ix = index_format;
+using testing::KeysWithHome;
 using testing::NoGrace;
 using testing::TinyKeyspace;
 constexpr size_t kPoolSize = 1 << 20;
 constexpr int kImagesPerPoint = 64;
-
-// `n` distinct keys whose home bucket is `home` (in a 16-bucket index).
-std::vector<std::string> KeysWithHome(uint64_t home, size_t n) {
-  std::vector<std::string> keys;
-  for (int i = 0; keys.size() < n; i++) {
-    std::string k = "k" + std::to_string(i);
-    if (ix::HomeBucket(ix::HashKey(k), 16) == home) keys.push_back(k);
-  }
-  return keys;
-}
 
 class CommitCrashTest : public ::testing::Test {
  protected:

@@ -163,6 +163,41 @@ TEST_F(RecoveryTest, CleanCloseNeedsNoRepairAndDamageStaysAProblem) {
   EXPECT_FALSE((*pool)->Check().ok());
 }
 
+// Check() is its own verifier (it does not share recovery's duplicate
+// search): on a cleanly closed pool, a key held by a slot of its home
+// bucket and one of the next bucket is a problem.
+TEST_F(RecoveryTest, CheckFindsADuplicateInTheNextBucket) {
+  const std::vector<std::string> keys =
+      testing::KeysWithHome(7, 8, info_.bucket_count);
+  std::vector<uint8_t> img;
+  Version v1;
+  {
+    auto pool = Pool::CreateOn(
+        std::make_unique<testing::CapturingMapping>(kPoolSize, &img),
+        NoGrace());
+    ASSERT_TRUE(pool.ok());
+    auto ks = (*pool)->CreateKeyspace("ks", SmallKeyspace()).value();
+    Writer w(ks);
+    for (const auto& k : keys) ASSERT_TRUE(w.Put(k, "v1").ok());
+    std::string got;
+    ASSERT_TRUE(ks->Get(keys.back(), &got, &v1).ok());
+    ASSERT_TRUE(w.Put(keys.back(), "v2").ok());  // into bucket 8
+  }
+  {
+    auto pool = Open(img, false);
+    ASSERT_TRUE(pool.ok());
+    EXPECT_TRUE((*pool)->Check().ok());
+  }
+  // The old version's slot back in bucket 7, where it was.
+  AddSlot(&img, keys.back(), SlotFor(keys.back(), v1.log_offset, v1.length));
+  auto pool = Open(img, true);
+  ASSERT_TRUE(pool.ok());
+  CheckReport r = (*pool)->Check();
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_NE(r.problems[0].find("holds a key that slot 8."), std::string::npos)
+      << r.problems[0];
+}
+
 // Sequences are the keyspace's: a writer that picks its own (here the
 // largest, which would pin the key: every later version would look older)
 // is refused, and nothing changes.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kv/index_format.h"
 #include "kv/store/mapping.h"
 #include "kv/store/options.h"
 
@@ -82,6 +83,21 @@ class CapturingMapping : public Mapping {
   std::unique_ptr<MemoryMapping> inner_;
   std::vector<uint8_t>* out_;
 };
+
+// `n` distinct keys "<prefix><i>" whose home bucket is `home` in an index
+// of `buckets` buckets.
+inline std::vector<std::string> KeysWithHome(uint64_t home, size_t n,
+                                             uint64_t buckets = 16,
+                                             const std::string& prefix = "k") {
+  std::vector<std::string> keys;
+  for (int i = 0; keys.size() < n; i++) {
+    std::string k = prefix + std::to_string(i);
+    if (index_format::HomeBucket(index_format::HashKey(k), buckets) == home) {
+      keys.push_back(k);
+    }
+  }
+  return keys;
+}
 
 }  // namespace kv::store::testing
 

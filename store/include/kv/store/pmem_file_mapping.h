@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kv/status.h"
 #include "kv/store/mapping.h"
@@ -44,6 +45,17 @@ class PmemFileMapping : public Mapping {
   // file system or device cannot punch holes.
   Status Zero(uint64_t offset, uint64_t len) override;
   Status ZeroAllocated(uint64_t offset, uint64_t len) override;
+
+  // Tests: one call the persister made to libpmem2.
+  struct PersistCall {
+    enum Kind { kPersist, kFlush, kDrain } kind;
+    const void* addr;  // nullptr for kDrain
+    size_t len;
+  };
+  // Tests: from now on the persister appends each persist (msync on a
+  // page-granularity file), flush and drain call it makes to *log, just
+  // before making it; nullptr stops. *log must outlive the recording.
+  void RecordPersistCallsForTesting(std::vector<PersistCall>* log);
 
  private:
   class Impl;
