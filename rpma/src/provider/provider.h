@@ -212,6 +212,13 @@ struct CmEvent {
   std::vector<uint8_t> private_data;  // as sent by the peer (<= 255 bytes)
 };
 
+// Private data limits of rdma_cm over InfiniBand/RoCE: the IB CM's REQ and
+// REP private data (92 and 196 bytes) minus rdma_cm's 36-byte header on
+// the REQ. Every provider refuses more (CmId::Connect / CmId::Accept), so
+// what works over tcp works over a NIC.
+inline constexpr uint8_t kMaxConnectPrivateData = 56;
+inline constexpr uint8_t kMaxAcceptPrivateData = 196;
+
 // A pollable queue of CM events (rdma_event_channel). fd() is readable
 // while at least one event is pending; with O_NONBLOCK set on fd(),
 // GetEvent() returns -ENODATA when none is pending (librpma maps that to
@@ -237,12 +244,28 @@ class CmId {
   virtual int Migrate(CmChannel* channel) = 0;
   // Active side: puts the connection request on the wire (the first and
   // only moment anything is sent). Events then arrive on the id's channel.
+  // -EINVAL: len > kMaxConnectPrivateData (nothing is sent), len > 0 with
+  // null pdata, a second call, or no channel yet (Migrate() first).
+  // The peer may receive the private data zero-padded to
+  // kMaxConnectPrivateData (IB/RoCE always deliver the whole field; tcp
+  // does so in strict mode), never shorter than sent.
   virtual int Connect(const void* pdata, uint8_t len) = 0;
-  // Passive side: accepts the request with private data.
+  // Passive side: accepts the request with private data. -EINVAL:
+  // len > kMaxAcceptPrivateData (the request stays pending: Reject() it or
+  // destroy the id, and the client sees kRejected), len > 0 with null
+  // pdata, or an id that is not a pending request. Padding as Connect(),
+  // to kMaxAcceptPrivateData.
   virtual int Accept(const void* pdata, uint8_t len) = 0;
   // Passive side: rejects the request; the client sees kRejected.
   virtual int Reject() = 0;
   // Starts (or, after kDisconnected was received, completes) teardown.
+  // The disconnect rule of IB/RoCE/rxe, which every caller must allow for:
+  // the side that calls Disconnect() first gets its own kDisconnected only
+  // after the peer has called Disconnect() too (or destroyed its id, or
+  // died), or after a provider timeout of a few seconds; the peer gets
+  // kDisconnected at once and must answer with Disconnect() (or by
+  // destroying its id). tcp replies on the application's behalf unless in
+  // strict mode (RPMA_TCP_STRICT=1), which models the rule.
   virtual int Disconnect() = 0;
 };
 

@@ -3,9 +3,11 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 
 #include "tcp/tcp_cm_channel.h"
 #include "tcp/tcp_conn.h"
+#include "tcp/tcp_device.h"
 #include "tcp/tcp_qp.h"
 
 namespace rpma::prov::tcp {
@@ -41,12 +43,32 @@ int TcpCmId::Migrate(CmChannel* channel) {
   return conn_->Migrate(static_cast<TcpCmChannel*>(channel)->queue());
 }
 
+namespace {
+// A NIC's CM refuses private data beyond the field (rdma_connect /
+// rdma_accept fail with EINVAL) and, on IB/RoCE, always carries the whole
+// field: strict mode delivers it zero-padded, as the peer would see it.
+template <typename Send>
+int WithPrivateData(const void* pdata, uint8_t len, uint8_t max, Send send) {
+  if (len > max || (len > 0 && pdata == nullptr)) return -EINVAL;
+  if (!StrictMode()) return send(pdata, len);
+  uint8_t field[256] = {};
+  if (len > 0) std::memcpy(field, pdata, len);
+  return send(field, max);
+}
+}  // namespace
+
 int TcpCmId::Connect(const void* pdata, uint8_t len) {
-  return conn_ ? conn_->Connect(pdata, len) : -EINVAL;
+  if (conn_ == nullptr) return -EINVAL;
+  return WithPrivateData(
+      pdata, len, kMaxConnectPrivateData,
+      [this](const void* p, uint8_t l) { return conn_->Connect(p, l); });
 }
 
 int TcpCmId::Accept(const void* pdata, uint8_t len) {
-  return conn_ ? conn_->Accept(pdata, len) : -EINVAL;
+  if (conn_ == nullptr) return -EINVAL;
+  return WithPrivateData(
+      pdata, len, kMaxAcceptPrivateData,
+      [this](const void* p, uint8_t l) { return conn_->Accept(p, l); });
 }
 
 int TcpCmId::Reject() { return conn_ ? conn_->Reject() : -EINVAL; }

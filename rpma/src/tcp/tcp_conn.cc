@@ -12,13 +12,15 @@
 #include "log_internal.h"
 #include "tcp/tcp_cm_channel.h"
 #include "tcp/tcp_cm_id.h"
+#include "tcp/tcp_device.h"
 #include "tcp/tcp_listener.h"
 #include "tcp/tcp_qp.h"
 
 namespace rpma::prov::tcp {
 
 TcpConn::TcpConn(Engine* engine, MrTable* mrs)
-    : engine_(engine),
+    : strict_(StrictMode()),
+      engine_(engine),
       mrs_(mrs),
       reader_(this),
       target_(mrs, engine, &reader_, &out_) {}
@@ -176,7 +178,14 @@ int TcpConn::Disconnect() {
       QpError();
       SendCm(kFrameDisconnect);
       state_ = State::kDisconnecting;
-      deadline_ms_ = NowMs() + kDisconnectWaitMs;
+      deadline_ms_ =
+          NowMs() + (strict_ ? kStrictDisconnectWaitMs : kDisconnectWaitMs);
+      return 0;
+    case State::kPeerDisconnected:
+      // Strict mode: the reply the initiator is waiting for. No event here
+      // (kDisconnected was delivered when the peer's request came).
+      SendCm(kFrameDisconnect);
+      Close();
       return 0;
     case State::kDisconnecting:
     case State::kClosed:
@@ -202,7 +211,8 @@ void TcpConn::DetachId() {
   queue_.reset();
   id_ = nullptr;
   // Best effort, never waits.
-  if (state_ == State::kEstablished) SendCm(kFrameDisconnect);
+  if (state_ == State::kEstablished || state_ == State::kPeerDisconnected)
+    SendCm(kFrameDisconnect);
   if (state_ == State::kRequested) SendCm(kFrameReject);
   Close();
   qp_ = nullptr;
@@ -314,6 +324,15 @@ bool TcpConn::HandleCm(const FrameHeader& h) {
       Emit(CmEventType::kRejected);
       return true;
     case kFrameDisconnect:
+      if (state_ == State::kEstablished && strict_) {
+        // The IB CM passes the DREQ up and sends the DREP only when the
+        // application disconnects (or destroys its id).
+        QpError();
+        state_ = State::kPeerDisconnected;
+        deadline_ms_ = 0;
+        Emit(CmEventType::kDisconnected);
+        return true;
+      }
       if (state_ == State::kEstablished) {
         QpError();
         SendCm(kFrameDisconnect);

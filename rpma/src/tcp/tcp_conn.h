@@ -53,6 +53,9 @@ class TcpConn : public Handler,
     kRequested,    // passive, kConnectRequest delivered, app decides
     kEstablished,
     kDisconnecting,  // DISCONNECT sent, waiting for the peer's
+    // Strict mode: the peer's DISCONNECT arrived and kDisconnected was
+    // emitted; our reply waits for Disconnect() or the id's destruction.
+    kPeerDisconnected,
     kClosed,
   };
 
@@ -90,6 +93,9 @@ class TcpConn : public Handler,
   static constexpr int64_t kHandshakeMs = 3000;    // passive: hello in time
   static constexpr int64_t kAcceptWaitMs = 30000;  // active: server decides
   static constexpr int64_t kDisconnectWaitMs = 1000;
+  // Strict mode: an unanswered disconnect ends as an IB CM DREQ does after
+  // its retries.
+  static constexpr int64_t kStrictDisconnectWaitMs = 5000;
   // Stop reading requests while this many frames wait to be sent: a peer
   // that floods requests without reading responses cannot grow our memory.
   // Honest peers stay far below (bounded by their send queue size); the
@@ -141,6 +147,7 @@ class TcpConn : public Handler,
   void FinishResp();
 
   std::mutex mu_;
+  const bool strict_;  // RPMA_TCP_STRICT=1 when the connection was made
   Engine* const engine_;
   MrTable* const mrs_;
   State state_ = State::kIdle;

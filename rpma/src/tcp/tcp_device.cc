@@ -17,6 +17,11 @@
 namespace rpma::prov {
 namespace tcp {
 
+bool StrictMode() {
+  const char* env = std::getenv("RPMA_TCP_STRICT");
+  return env != nullptr && std::strcmp(env, "1") == 0;
+}
+
 int ParseCaps(const char* spec, DeviceCaps* out) {
   DeviceCaps c;
   c.native_flush = true;

@@ -27,6 +27,14 @@
 
 namespace rpma::prov::tcp {
 
+// RPMA_TCP_STRICT=1 (read when a connection is created or connects):
+//   - private data is delivered zero-padded to the limits (provider.h);
+//   - the disconnect rule: no automatic reply to the peer's disconnect
+//     (the initiator's kDisconnected waits for the peer's Disconnect() or
+//     id destruction, or kStrictDisconnectWaitMs);
+//   - a CQ overrun is fatal (every later Poll() fails with -EOVERFLOW).
+bool StrictMode();
+
 // Parses an RPMA_TCP_CAPS value (null or empty = native) into *out.
 // -EINVAL (and *out untouched) for an unknown token.
 int ParseCaps(const char* spec, DeviceCaps* out);

@@ -191,7 +191,8 @@ static int server(const char* addr, const char* port, int ready_fd) {
 
   struct rpma_conn_private_data pdata;
   CHECK(rpma_conn_req_get_private_data(req, &pdata));
-  if (pdata.len != 6 || memcmp(pdata.ptr, "hello", 6) != 0) {
+  /* at least what was sent: a NIC delivers the whole field, zero-padded */
+  if (pdata.len < 6 || memcmp(pdata.ptr, "hello", 6) != 0) {
     fprintf(stderr, "server: unexpected client private data\n");
     return 1;
   }
@@ -199,7 +200,7 @@ static int server(const char* addr, const char* port, int ready_fd) {
   CHECK(rpma_conn_req_connect(&req, &reply, &conn));
   wait_event(conn, RPMA_CONN_ESTABLISHED);
   CHECK(rpma_conn_get_private_data(conn, &pdata));
-  if (pdata.len != 6) return 1;
+  if (pdata.len < 6) return 1;
 
   /* the client writes, flushes and disconnects */
   wait_event(conn, RPMA_CONN_CLOSED);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -209,10 +210,27 @@ TEST_F(ConnReqTest, PassiveDeleteRejectsTheClient) {
   rpma_conn_delete(&client);
 }
 
-TEST_F(ConnReqTest, PrivateDataTravelsBothWays) {
-  char hello[255];
+bool Strict() {
+  const char* env = std::getenv("RPMA_TCP_STRICT");
+  return env != nullptr && std::strcmp(env, "1") == 0;
+}
+
+// Private data as the peer sees it: exact on tcp, the whole field
+// zero-padded in strict mode (as IB/RoCE deliver it).
+void ExpectPdata(const struct rpma_conn_private_data& got, const void* sent,
+                 size_t len, size_t field) {
+  const size_t want = Strict() ? field : len;
+  ASSERT_EQ(got.len, want);
+  ASSERT_NE(got.ptr, nullptr);
+  EXPECT_EQ(std::memcmp(got.ptr, sent, len), 0);
+  for (size_t i = len; i < want; i++)
+    EXPECT_EQ(static_cast<const uint8_t*>(got.ptr)[i], 0) << "byte " << i;
+}
+
+TEST_F(ConnReqTest, PrivateDataTravelsBothWaysUpToTheNicLimits) {
+  char hello[56];  // a NIC's connect limit (rdma_cm over IB/RoCE)
   for (size_t i = 0; i < sizeof(hello); i++) hello[i] = static_cast<char>(i);
-  struct rpma_conn_private_data cpd = {hello, 255};
+  struct rpma_conn_private_data cpd = {hello, sizeof(hello)};
   struct rpma_conn_req* creq = nullptr;
   ASSERT_EQ(rpma_conn_req_new(peer_, kAddr, port_.c_str(), nullptr, &creq), 0);
   struct rpma_conn_private_data pd = {hello, 9};
@@ -225,32 +243,103 @@ TEST_F(ConnReqTest, PrivateDataTravelsBothWays) {
   struct rpma_conn_req* sreq = nullptr;
   Incoming(&sreq);
   ASSERT_EQ(rpma_conn_req_get_private_data(sreq, &pd), 0);
-  ASSERT_EQ(pd.len, 255);
-  EXPECT_EQ(std::memcmp(pd.ptr, hello, 255), 0);
-  char reply[] = "welcome";
+  ExpectPdata(pd, hello, sizeof(hello), 56);
+  char reply[196];  // a NIC's accept limit
+  std::memset(reply, 'r', sizeof(reply));
   struct rpma_conn_private_data spd = {reply, sizeof(reply)};
   struct rpma_conn* server = nullptr;
   ASSERT_EQ(rpma_conn_req_connect(&sreq, &spd, &server), 0);
   ASSERT_EQ(rpma_conn_get_private_data(server, &pd), 0);
-  ASSERT_EQ(pd.len, 255);
-  EXPECT_EQ(std::memcmp(pd.ptr, hello, 255), 0);
+  ExpectPdata(pd, hello, sizeof(hello), 56);
 
   enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
   ASSERT_EQ(NextEvent(client, &ev), 0);
   ASSERT_EQ(ev, RPMA_CONN_ESTABLISHED);
   ASSERT_EQ(rpma_conn_get_private_data(client, &pd), 0);
-  ASSERT_EQ(pd.len, sizeof(reply));
-  EXPECT_STREQ(static_cast<char*>(pd.ptr), reply);
+  ExpectPdata(pd, reply, sizeof(reply), 196);
   ASSERT_EQ(NextEvent(server, &ev), 0);
   ASSERT_EQ(ev, RPMA_CONN_ESTABLISHED);
 
+  // The portable order (IB/RoCE): the initiator's CLOSED comes after the
+  // peer has answered with its own disconnect.
   EXPECT_EQ(rpma_conn_disconnect(client), 0);
-  ASSERT_EQ(NextEvent(client, &ev), 0);
-  EXPECT_EQ(ev, RPMA_CONN_CLOSED);
   ASSERT_EQ(NextEvent(server, &ev), 0);
   EXPECT_EQ(ev, RPMA_CONN_CLOSED);
   EXPECT_EQ(rpma_conn_disconnect(server), 0);
+  ASSERT_EQ(NextEvent(client, &ev), 0);
+  EXPECT_EQ(ev, RPMA_CONN_CLOSED);
   EXPECT_EQ(rpma_conn_delete(&server), 0);
+  EXPECT_EQ(rpma_conn_delete(&client), 0);
+}
+
+TEST_F(ConnReqTest, ShortPrivateDataIsPaddedOnlyInStrictMode) {
+  char hello[] = "kv";
+  struct rpma_conn_private_data cpd = {hello, sizeof(hello)};
+  struct rpma_conn_req* creq = nullptr;
+  ASSERT_EQ(rpma_conn_req_new(peer_, kAddr, port_.c_str(), nullptr, &creq), 0);
+  struct rpma_conn* client = nullptr;
+  ASSERT_EQ(rpma_conn_req_connect(&creq, &cpd, &client), 0);
+  struct rpma_conn_req* sreq = nullptr;
+  Incoming(&sreq);
+  struct rpma_conn_private_data pd;
+  ASSERT_EQ(rpma_conn_req_get_private_data(sreq, &pd), 0);
+  ExpectPdata(pd, hello, sizeof(hello), 56);
+  struct rpma_conn* server = nullptr;
+  ASSERT_EQ(rpma_conn_req_connect(&sreq, nullptr, &server), 0);
+  enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+  ASSERT_EQ(NextEvent(client, &ev), 0);
+  ASSERT_EQ(ev, RPMA_CONN_ESTABLISHED);
+  ASSERT_EQ(rpma_conn_get_private_data(client, &pd), 0);
+  if (Strict()) {
+    ExpectPdata(pd, "", 0, 196);  // an empty accept is 196 zero bytes
+  } else {
+    EXPECT_EQ(pd.ptr, nullptr);
+    EXPECT_EQ(pd.len, 0);
+  }
+  EXPECT_EQ(rpma_conn_delete(&server), 0);
+  EXPECT_EQ(rpma_conn_delete(&client), 0);
+}
+
+TEST_F(ConnReqTest, ConnectRefusesMoreThan56BytesOfPrivateData) {
+  char hello[57] = {};
+  struct rpma_conn_private_data cpd = {hello, sizeof(hello)};
+  struct rpma_conn_req* creq = nullptr;
+  ASSERT_EQ(rpma_conn_req_new(peer_, kAddr, port_.c_str(), nullptr, &creq), 0);
+  struct rpma_conn* client = nullptr;
+  // As rdma_connect() on a NIC: EINVAL, a provider error; consumed.
+  EXPECT_EQ(rpma_conn_req_connect(&creq, &cpd, &client), RPMA_E_PROVIDER);
+  EXPECT_EQ(creq, nullptr);
+  EXPECT_EQ(client, nullptr);
+  EXPECT_FALSE(Readable(ep_fd_, 200)) << "a request went on the wire";
+  // The endpoint still serves a request within the limit.
+  cpd.len = 56;
+  ASSERT_EQ(rpma_conn_req_new(peer_, kAddr, port_.c_str(), nullptr, &creq), 0);
+  ASSERT_EQ(rpma_conn_req_connect(&creq, &cpd, &client), 0);
+  struct rpma_conn_req* sreq = nullptr;
+  Incoming(&sreq);
+  EXPECT_EQ(rpma_conn_req_delete(&sreq), 0);
+  enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+  ASSERT_EQ(NextEvent(client, &ev), 0);
+  EXPECT_EQ(ev, RPMA_CONN_REJECTED);
+  EXPECT_EQ(rpma_conn_delete(&client), 0);
+}
+
+TEST_F(ConnReqTest, AcceptRefusesMoreThan196BytesAndTheClientIsRejected) {
+  struct rpma_conn_req* creq = nullptr;
+  ASSERT_EQ(rpma_conn_req_new(peer_, kAddr, port_.c_str(), nullptr, &creq), 0);
+  struct rpma_conn* client = nullptr;
+  ASSERT_EQ(rpma_conn_req_connect(&creq, nullptr, &client), 0);
+  struct rpma_conn_req* sreq = nullptr;
+  Incoming(&sreq);
+  char reply[197] = {};
+  struct rpma_conn_private_data spd = {reply, sizeof(reply)};
+  struct rpma_conn* server = nullptr;
+  EXPECT_EQ(rpma_conn_req_connect(&sreq, &spd, &server), RPMA_E_PROVIDER);
+  EXPECT_EQ(sreq, nullptr);
+  EXPECT_EQ(server, nullptr);
+  enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+  ASSERT_EQ(NextEvent(client, &ev), 0);
+  EXPECT_EQ(ev, RPMA_CONN_REJECTED);
   EXPECT_EQ(rpma_conn_delete(&client), 0);
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -148,6 +149,42 @@ TEST_F(ConnTest, DeleteWithoutDisconnectClosesPeer) {
   ASSERT_EQ(rpma_test::NextEvent(client_, &ev), 0);
   EXPECT_TRUE(ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)
       << rpma_utils_conn_event_2str(ev);
+}
+
+bool Strict() {
+  const char* env = std::getenv("RPMA_TCP_STRICT");
+  return env != nullptr && std::strcmp(env, "1") == 0;
+}
+
+// The disconnect rule of IB/RoCE (provider.h), portable on every provider:
+// the initiator's CLOSED follows the peer's own disconnect.
+TEST_F(ConnTest, InitiatorIsClosedAfterThePeerAnswersTheDisconnect) {
+  ASSERT_EQ(rpma_conn_disconnect(client_), 0);
+  enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+  ASSERT_EQ(rpma_test::NextEvent(server_, &ev), 0);
+  EXPECT_EQ(ev, RPMA_CONN_CLOSED);
+  if (Strict()) {
+    int fd = -1;
+    ASSERT_EQ(rpma_conn_get_event_fd(client_, &fd), 0);
+    EXPECT_FALSE(rpma_test::Readable(fd, 300))
+        << "CLOSED before the peer disconnected (no NIC does that)";
+  }
+  ASSERT_EQ(rpma_conn_disconnect(server_), 0);
+  ASSERT_EQ(rpma_test::NextEvent(client_, &ev), 0);
+  EXPECT_EQ(ev, RPMA_CONN_CLOSED);
+  int fd = -1;
+  ASSERT_EQ(rpma_conn_get_event_fd(server_, &fd), 0);
+  EXPECT_FALSE(rpma_test::Readable(fd, 100)) << "a second event";
+}
+
+TEST_F(ConnTest, PeerDeletingItsConnectionAlsoAnswersTheDisconnect) {
+  ASSERT_EQ(rpma_conn_disconnect(client_), 0);
+  enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+  ASSERT_EQ(rpma_test::NextEvent(server_, &ev), 0);
+  EXPECT_EQ(ev, RPMA_CONN_CLOSED);
+  ASSERT_EQ(rpma_conn_delete(&server_), 0);
+  ASSERT_EQ(rpma_test::NextEvent(client_, &ev), 0);
+  EXPECT_EQ(ev, RPMA_CONN_CLOSED);
 }
 
 TEST_F(ConnTest, EndpointShutdownKeepsConnections) {

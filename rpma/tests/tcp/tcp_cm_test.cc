@@ -70,8 +70,8 @@ TEST(TcpCmTest, ConnectAcceptCarriesPrivateDataBothWays) {
   p.server.id = std::move(req.new_id);
   ASSERT_EQ(p.server.MakeQp(), 0);
   ASSERT_EQ(p.server.id->Migrate(p.server.ch.get()), 0);
-  std::vector<uint8_t> reply(255, 0x5a);  // the maximum
-  ASSERT_EQ(p.server.id->Accept(reply.data(), 255), 0);
+  std::vector<uint8_t> reply(kMaxAcceptPrivateData, 0x5a);  // the maximum
+  ASSERT_EQ(p.server.id->Accept(reply.data(), kMaxAcceptPrivateData), 0);
 
   CmEvent ev;
   ASSERT_TRUE(NextEvent(p.client.ch.get(), &ev));

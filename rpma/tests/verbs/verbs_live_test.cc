@@ -186,9 +186,12 @@ TEST_F(VerbsLiveTest, ConnectThenDisconnectReachesBothSides) {
   ASSERT_EQ(WaitCmEvent(server_.ch.get(), &ev), 0);
   EXPECT_EQ(ev.type, CmEventType::kDisconnected);
   EXPECT_EQ(ev.id, server_.id.get());
+  // The disconnect rule (provider.h): the CM answers the client's DREQ
+  // only when the server disconnects too, so the client's event comes
+  // after this call, not before.
+  EXPECT_EQ(server_.id->Disconnect(), 0);
   ASSERT_EQ(WaitCmEvent(client_.ch.get(), &ev), 0);
   EXPECT_EQ(ev.type, CmEventType::kDisconnected);
-  EXPECT_EQ(server_.id->Disconnect(), 0);  // completes the teardown
 }
 
 TEST_F(VerbsLiveTest, WriteThenReadBack) {
