@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Mutation check of store/: applies each patch of tests/mutation/patches/
+# (one small change to the store that would lose data or skip a check),
+# builds the store tests, runs them, reverts the patch and reports whether
+# the tests noticed (killed) or not (survived).
+#
+#   tests/mutation/run.sh                 # every patch
+#   tests/mutation/run.sh grant close     # patches whose name contains a word
+#
+# The working tree is never modified: the sources are copied to
+# $RPKV_MUTATION_DIR/src (default build-mutation/src; tracked and untracked
+# files, as they are now), patches are applied and reverted there
+# (patch -p1 / patch -R -p1, also on interruption), and built in
+# $RPKV_MUTATION_DIR/build (clang, no sanitizers, incremental across
+# mutants and runs). Prints a markdown table (also written to
+# $RPKV_MUTATION_DIR/report.md); exit status 1 when a mutant survived.
+#
+# Each patch file starts with a "What: ..." line, then a unified diff with
+# a/ b/ paths relative to the repository root. Too slow for tools/test.sh
+# (a rebuild and both suites per mutant): run it after changing the store.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+WORK=${RPKV_MUTATION_DIR:-$ROOT/build-mutation}
+SRC=$WORK/src
+BUILD=$WORK/build
+PATCHES=$ROOT/tests/mutation/patches
+TIMEOUT=${RPKV_MUTATION_TIMEOUT:-300}
+JOBS=${RPKV_MUTATION_JOBS:-2}
+TESTS=(kv_store_test kv_store_crash_test)
+
+mkdir -p "$SRC" "$BUILD"
+applied=""
+revert() {
+  if [ -n "$applied" ]; then
+    patch -s -R -p1 -d "$SRC" <"$applied" >/dev/null || true
+    applied=""
+  fi
+}
+trap revert EXIT
+trap 'revert; echo "interrupted" >&2; exit 130' INT TERM
+
+# Refresh the copy from the working tree (mtimes kept, so unchanged files
+# are not rebuilt).
+git ls-files -co --exclude-standard -z |
+  tar --null -T - -cf - | tar -xf - -C "$SRC"
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  CC=clang CXX=clang++ cmake -S "$SRC" -B "$BUILD" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRPKV_SANITIZE= >/dev/null
+fi
+
+build() {
+  nice cmake --build "$BUILD" -j "$JOBS" --target "${TESTS[@]}" \
+    >"$WORK/build.log" 2>&1
+}
+
+# Runs both suites; prints the names of failing tests ("" if none).
+run_tests() {
+  local failed="" t out
+  for t in "${TESTS[@]}"; do
+    out=$(timeout "$TIMEOUT" "$BUILD/bin/$t" 2>&1) && continue
+    local names
+    names=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_/.]*\).*/\1/p' |
+      grep -v '^[0-9]*$' | sort -u | tr '\n' ' ')
+    if [ -z "$names" ]; then
+      # No verdict printed: the binary died (abort, sanitizer) or hung in
+      # the last test it started.
+      names=$(printf '%s\n' "$out" | sed -n 's/^\[ RUN      \] \([A-Za-z0-9_/.]*\).*/\1/p' | tail -1)
+      names="${names:-$t}(died) "
+    fi
+    failed+="$names"
+  done
+  printf '%s' "$failed"
+}
+
+echo "== baseline (no mutation)" >&2
+build || { tail -20 "$WORK/build.log"; echo "baseline does not build" >&2; exit 2; }
+base=$(run_tests)
+if [ -n "$base" ]; then
+  echo "baseline fails: $base" >&2
+  exit 2
+fi
+
+report=$WORK/report.md
+{
+  echo "| # | mutant | change | result | failing tests |"
+  echo "|---|---|---|---|---|"
+} >"$report"
+killed=0
+survived=0
+for p in "$PATCHES"/*.patch; do
+  name=$(basename "$p" .patch)
+  if [ $# -gt 0 ]; then
+    match=0
+    for w in "$@"; do [[ $name == *"$w"* ]] && match=1; done
+    [ $match = 1 ] || continue
+  fi
+  what=$(sed -n 's/^What: //p' "$p" | head -1)
+  echo "== $name: $what" >&2
+  if ! patch -s -p1 --dry-run -d "$SRC" <"$p" >/dev/null; then
+    echo "| ${name%%-*} | ${name#*-} | $what | **does not apply** | |" >>"$report"
+    continue
+  fi
+  patch -s -p1 -d "$SRC" <"$p" >/dev/null
+  applied=$p
+  if ! build; then
+    result="did not build"
+    failed=""
+  else
+    failed=$(run_tests)
+    if [ -n "$failed" ]; then
+      result="killed"
+      killed=$((killed + 1))
+    else
+      result="**survived**"
+      survived=$((survived + 1))
+    fi
+  fi
+  revert
+  # The first three failing tests are enough to say what caught it.
+  short=$(printf '%s' "$failed" | tr ' ' '\n' | sed '/^$/d' | head -3 | paste -sd ' ')
+  more=$(printf '%s' "$failed" | tr ' ' '\n' | sed '/^$/d' | wc -l)
+  [ "$more" -gt 3 ] && short+=" (+$((more - 3)) more)"
+  echo "| ${name%%-*} | ${name#*-} | $what | $result | $short |" >>"$report"
+  echo "   $result ${short}" >&2
+done
+# Leave the copy built as the tree is (the next run starts from there).
+build || true
+echo "killed $killed, survived $survived" >>"$report"
+cat "$report"
+[ "$survived" -eq 0 ]
