@@ -139,7 +139,6 @@ Status PoolRestore::PlanCatalog(const std::vector<RestoreKeyspace>& ks) {
     e.log_size = k.log_size;
     e.segment_size = k.segment_size;
     e.max_value_size = k.max_value_size;
-    e.open_epoch = k.open_epoch;
     const std::string why = ValidateEntryGeometry(e, pool_size_);
     if (!why.empty()) {
       return Status::InvalidArgument("snapshot keyspace '" + k.name +
@@ -158,7 +157,7 @@ Status PoolRestore::PlanCatalog(const std::vector<RestoreKeyspace>& ks) {
       if (cur[i].live() && SameGeometry(cur[i].entry, e)) p.slot = i;
     }
     if (p.slot < pf::kCatalogSlots) {
-      e.open_epoch = std::max(e.open_epoch, cur[p.slot].entry.open_epoch);
+      e.open_epoch = cur[p.slot].entry.open_epoch;
     }
     planned_.push_back(p);
   }
@@ -183,21 +182,13 @@ Status PoolRestore::PlanCatalog(const std::vector<RestoreKeyspace>& ks) {
     }
     kept_.push_back(EntryName(c));
   }
-  // Unmatched snapshot keyspaces: their old slot when it is not live, else
-  // any slot that is not.
+  // Unmatched snapshot keyspaces go to slots that are not live.
   std::vector<bool> taken(pf::kCatalogSlots);
   for (uint32_t i = 0; i < pf::kCatalogSlots; i++) taken[i] = cur[i].live();
-  for (size_t n = 0; n < planned_.size(); n++) {
-    Planned& p = planned_[n];
-    if (p.slot < pf::kCatalogSlots) continue;
-    const uint32_t want = ks[n].catalog_slot;
-    if (want < pf::kCatalogSlots && !taken[want]) {
-      p.slot = want;
-    } else {
-      for (uint32_t i = 0; i < pf::kCatalogSlots && p.slot >= pf::kCatalogSlots;
-           i++) {
-        if (!taken[i]) p.slot = i;
-      }
+  for (Planned& p : planned_) {
+    for (uint32_t i = 0; i < pf::kCatalogSlots && p.slot >= pf::kCatalogSlots;
+         i++) {
+      if (!taken[i]) p.slot = i;
     }
     if (p.slot >= pf::kCatalogSlots) {
       return Status::NoSpace("no free catalog slot for keyspace '" +
@@ -311,8 +302,8 @@ Result<RestoreReport> PoolRestore::Commit() {
     }
     report.relinked += p.slots.size();
     // Sequences of the next open must lie above every re-linked one.
-    p.entry.open_epoch =
-        std::max(p.entry.open_epoch, p.max_sequence >> Keyspace::kEpochShift);
+    p.entry.open_epoch = std::max<uint64_t>(
+        {p.entry.open_epoch, p.max_sequence >> Keyspace::kEpochShift, 1});
     p.entry.clean_epoch = p.entry.open_epoch;  // index fully persisted
   }
   KV_RETURN_IF_ERROR(journal_->Write(EncodeRestoreJournal(journal)));

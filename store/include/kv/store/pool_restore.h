@@ -28,7 +28,6 @@ namespace kv::store {
 
 // A keyspace's catalog entry as a snapshot recorded it.
 struct RestoreKeyspace {
-  uint32_t catalog_slot = 0;
   std::string name;
   uint32_t id = 0;
   uint64_t region_offset = 0;
@@ -38,7 +37,6 @@ struct RestoreKeyspace {
   uint64_t log_size = 0;
   uint32_t segment_size = 0;
   uint32_t max_value_size = 0;
-  uint64_t open_epoch = 0;
 };
 
 // One index entry as a snapshot recorded it.
@@ -77,8 +75,8 @@ class PoolRestore {
   // What opening did (e.g. rolled back an interrupted restore).
   const std::vector<std::string>& notes() const { return notes_; }
 
-  // Plans the catalog: every snapshot keyspace gets its entry back (in its
-  // own slot when that is free or holds it already). Live keyspaces the
+  // Plans the catalog: every snapshot keyspace gets its entry back (in the
+  // slot that holds it now, else in a free one). Live keyspaces the
   // snapshot does not know are kept. Errors: invalid_argument (a snapshot
   // keyspace does not fit this pool, two overlap, or a live keyspace not in
   // the snapshot has the name, id or region of one in it — drop it first),
