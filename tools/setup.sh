@@ -12,7 +12,7 @@ PACKAGES=(
   # persistence
   libpmem2-dev
   # offline metadata snapshots
-  librocksdb-dev
+  librocksdb-dev rocksdb-tools
   # flags, tests, benchmarks
   libgflags-dev libgtest-dev libgmock-dev qperf
   # kvcli line editing

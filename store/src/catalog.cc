@@ -49,6 +49,17 @@ int ReadCatalogSlot(const uint8_t* base, uint32_t slot, pf::CatalogEntry* out) {
   return cur;
 }
 
+int WriteCatalogCopy(Mapping* m, uint32_t slot, int current_copy,
+                     uint64_t current_generation, pf::CatalogEntry* entry) {
+  const int target = current_copy == 0 ? 1 : 0;
+  entry->generation = (current_copy >= 0 ? current_generation : 0) + 1;
+  SealCatalogEntry(entry);
+  uint8_t* dst = m->base() + pf::CatalogCopyOffset(slot, target);
+  std::memcpy(dst, entry, sizeof(*entry));
+  m->persister()->Persist(dst, sizeof(*entry));  // commit point
+  return target;
+}
+
 std::string ValidateEntryGeometry(const pf::CatalogEntry& e,
                                   uint64_t pool_size) {
   if (e.state != static_cast<uint32_t>(pf::KeyspaceState::kLive) &&

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kv/store/mapping.h"
 #include "kv/store/pool_format.h"
 
 namespace kv::store {
@@ -22,6 +23,13 @@ int ReadCatalogSlot(const uint8_t* base, uint32_t slot,
 // otherwise what is wrong.
 std::string ValidateEntryGeometry(const pool_format::CatalogEntry& e,
                                   uint64_t pool_size);
+// Makes `entry` the current copy of catalog slot `slot`: seals it with
+// generation `current_generation` + 1, writes it over the copy that is not
+// `current_copy` (-1: none is current) and persists it — the commit point
+// of a catalog change. Returns the copy written; *entry is the sealed one.
+int WriteCatalogCopy(Mapping* m, uint32_t slot, int current_copy,
+                     uint64_t current_generation,
+                     pool_format::CatalogEntry* entry);
 // Bytes of the index for a power-of-two bucket_count, 4 KiB aligned.
 uint64_t IndexBytes(uint64_t bucket_count);
 

@@ -14,6 +14,8 @@
 #include <mutex>
 #include <vector>
 
+#include "pool_lock_holders.h"
+
 namespace kv::store {
 namespace {
 
@@ -148,8 +150,8 @@ Status LockPool(int fd, bool read_only, const std::string& path) {
     return Status::Ok();
   }
   if (errno == EWOULDBLOCK) {
-    return Status::Busy(path + " is open by another process" +
-                        (read_only ? " for writing" : ""));
+    return Status::Busy(path + " is " + PoolLockHolders(fd) +
+                        "; stop it (e.g. kvserver) first");
   }
   return ErrnoStatus("locking " + path, errno);
 }

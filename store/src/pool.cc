@@ -10,6 +10,7 @@
 #include "kv/index_format.h"
 #include "kv/keyspace_name.h"
 #include "kv/store/pmem_file_mapping.h"
+#include "kv/store/restore_journal.h"
 #include "superblock.h"
 
 namespace kv::store {
@@ -64,7 +65,13 @@ Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path,
   Result<std::unique_ptr<PmemFileMapping>> m =
       PmemFileMapping::Open(path, options.read_only);
   if (!m.ok()) return m.status();
-  return OpenOn(std::move(m.value()), options);
+  // An interrupted kvadmin restore is undone before anything reads the pool.
+  std::string note;
+  KV_RETURN_IF_ERROR(
+      RollBackRestore(m->get(), PoolFileRestoreJournal(path).get(), &note));
+  Result<std::unique_ptr<Pool>> pool = OpenOn(std::move(m.value()), options);
+  if (pool.ok() && !note.empty()) (*pool)->notes_.push_back(note);
+  return pool;
 }
 
 Result<std::unique_ptr<Pool>> Pool::CreateOn(std::unique_ptr<Mapping> m,
@@ -158,13 +165,8 @@ void Pool::AttachEpochSink(Keyspace* ks, uint32_t slot) {
 
 Status Pool::WriteEntry(uint32_t slot, pf::CatalogEntry entry) {
   Slot& s = slots_[slot];
-  const int target = s.copy == 0 ? 1 : 0;
-  entry.generation = (s.copy >= 0 ? s.entry.generation : 0) + 1;
-  SealCatalogEntry(&entry);
-  uint8_t* dst = mapping_->base() + pf::CatalogCopyOffset(slot, target);
-  std::memcpy(dst, &entry, sizeof(entry));
-  mapping_->persister()->Persist(dst, sizeof(entry));  // commit point
-  s.copy = target;
+  s.copy = WriteCatalogCopy(mapping_.get(), slot, s.copy, s.entry.generation,
+                            &entry);
   s.entry = entry;
   return Status::Ok();
 }

@@ -7,11 +7,6 @@
 namespace kv::kvadmin {
 namespace {
 
-int Fail(std::ostream& err, const Status& st) {
-  err << "kvadmin: " << st.ToString() << "\n";
-  return kExitFailed;
-}
-
 Result<std::unique_ptr<store::Pool>> OpenPool(const std::string& path,
                                               bool read_only) {
   if (path.empty()) {
@@ -36,6 +31,13 @@ std::string Human(uint64_t b) {
 }
 
 }  // namespace
+
+std::string HumanBytes(uint64_t bytes) { return Human(bytes); }
+
+int Fail(std::ostream& err, const Status& st) {
+  err << "kvadmin: " << st.ToString() << "\n";
+  return kExitFailed;
+}
 
 Result<uint64_t> ParseSize(const std::string& text) {
   size_t i = 0;

@@ -21,6 +21,10 @@ inline constexpr int kExitCheckFailed = 3;
 // "4096", "64K", "16M", "1G", "2T" (binary units, case-insensitive, an
 // optional trailing "iB"/"B"). invalid_argument otherwise or on overflow.
 Result<uint64_t> ParseSize(const std::string& text);
+// "1.5 MiB" and the like.
+std::string HumanBytes(uint64_t bytes);
+// Prints "kvadmin: <status>" on err and returns kExitFailed.
+int Fail(std::ostream& err, const Status& st);
 
 int CreatePool(const std::string& path, uint64_t size, std::ostream& out,
                std::ostream& err);

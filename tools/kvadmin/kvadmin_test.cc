@@ -14,37 +14,14 @@
 #include "commands.h"
 #include "kv/store/pool.h"
 #include "kv/store/writer.h"
+#include "kvadmin_test_util.h"
 
 namespace kv::kvadmin {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-Outcome Kvadmin(const std::string& args) {
-  const std::string cmd = std::string(KVADMIN_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-class KvadminTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/rpkv-kvadmin-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    pool_ = dir_ + "/pool";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
-  std::string pool_;
-};
+using testing::Kvadmin;
+using testing::Outcome;
+using KvadminTest = testing::KvadminDirTest;
 
 TEST(ParseSizeTest, UnitsAndErrors) {
   EXPECT_EQ(ParseSize("4096").value(), 4096u);

@@ -6,15 +6,20 @@
 //   kvadmin keyspace create --pool=PATH --name=NAME [options]
 //   kvadmin keyspace drop   --pool=PATH --name=NAME
 //   kvadmin keyspace list   --pool=PATH
+//   kvadmin snapshot      --pool=PATH --out=DIR
+//   kvadmin snapshot-info --snapshot=DIR [--format=json]
+//   kvadmin verify        --pool=PATH --snapshot=DIR [--limit=N]
+//   kvadmin restore       --pool=PATH --snapshot=DIR [--force]
 //
 // Exit codes: 0 ok, 1 the operation failed, 2 usage error, 3 check found
-// problems.
+// problems / verify found differences / restore could not re-link all.
 #include <gflags/gflags.h>
 
 #include <cstring>
 #include <iostream>
 
 #include "commands.h"
+#include "snapshot_commands.h"
 
 DEFINE_string(pool, "", "pool file or DAX device");
 DEFINE_string(size, "", "pool size for create: bytes or with K/M/G/T suffix");
@@ -25,6 +30,12 @@ DEFINE_string(segment_size, "4M", "keyspace create: log segment size");
 DEFINE_string(log_size, "0",
               "keyspace create: log size (0 = the largest free extent)");
 DEFINE_string(max_value_size, "1M", "keyspace create: largest value accepted");
+DEFINE_string(out, "", "snapshot: the new snapshot directory (must not exist)");
+DEFINE_string(snapshot, "", "snapshot-info/verify/restore: snapshot directory");
+DEFINE_string(format, "text", "snapshot-info: text or json");
+DEFINE_uint64(limit, 100, "verify: list at most this many differences");
+DEFINE_bool(force, false,
+            "restore: restore a snapshot taken of another pool (uuid)");
 
 namespace {
 
@@ -44,9 +55,23 @@ constexpr const char* kUsage =
     "  kvadmin keyspace drop   --pool=PATH --name=NAME\n"
     "  kvadmin keyspace list   --pool=PATH\n"
     "\n"
+    "offline metadata snapshots (RocksDB; the pool must not be in use):\n"
+    "  kvadmin snapshot --pool=PATH --out=DIR       catalog, segment table "
+    "and\n"
+    "                   index entries (no values) into a new directory\n"
+    "  kvadmin snapshot-info --snapshot=DIR [--format=json]\n"
+    "  kvadmin verify   --pool=PATH --snapshot=DIR [--limit=N]   keys added, "
+    "removed,\n"
+    "                   changed since the snapshot (exit 3 when different)\n"
+    "  kvadmin restore  --pool=PATH --snapshot=DIR [--force]   rebuild "
+    "catalog and\n"
+    "                   indexes, re-linking records that still verify\n"
+    "\n"
     "SIZE: bytes, or with a K/M/G/T suffix (binary), e.g. 1G.\n"
     "exit codes: 0 ok, 1 operation failed, 2 usage error, 3 check found "
-    "problems\n";
+    "problems,\n"
+    "            verify found differences, or restore could not re-link "
+    "every entry\n";
 
 int Usage(const std::string& why) {
   std::cerr << "kvadmin: " << why << "\n\n" << kUsage;
@@ -62,6 +87,29 @@ bool SizeFlag(const std::string& flag, const std::string& text, uint64_t* out,
   }
   *out = *v;
   return true;
+}
+
+int RunSnapshotCommand(const std::string& cmd) {
+  using namespace kv::kvadmin;
+  const bool needs_pool = cmd != "snapshot-info";
+  if (needs_pool && FLAGS_pool.empty())
+    return Usage(cmd + " needs --pool=PATH");
+  if (cmd == "snapshot") {
+    if (FLAGS_out.empty()) return Usage("snapshot needs --out=DIR");
+    return Snapshot(FLAGS_pool, FLAGS_out, std::cout, std::cerr);
+  }
+  if (FLAGS_snapshot.empty()) return Usage(cmd + " needs --snapshot=DIR");
+  if (cmd == "snapshot-info") {
+    if (FLAGS_format != "text" && FLAGS_format != "json")
+      return Usage("--format must be text or json");
+    return SnapshotInfo(FLAGS_snapshot, FLAGS_format == "json", std::cout,
+                        std::cerr);
+  }
+  if (cmd == "verify") {
+    return Verify(FLAGS_pool, FLAGS_snapshot, FLAGS_limit, std::cout,
+                  std::cerr);
+  }
+  return Restore(FLAGS_pool, FLAGS_snapshot, FLAGS_force, std::cout, std::cerr);
 }
 
 }  // namespace
@@ -125,6 +173,12 @@ int main(int argc, char** argv) {
     o.log_size = log;
     o.max_value_size = static_cast<uint32_t>(maxv);
     return KeyspaceCreate(FLAGS_pool, FLAGS_name, o, std::cout, std::cerr);
+  }
+  if (cmd == "snapshot" || cmd == "snapshot-info" || cmd == "verify" ||
+      cmd == "restore") {
+    if (argc != 2)
+      return Usage("unexpected argument '" + std::string(argv[2]) + "'");
+    return RunSnapshotCommand(cmd);
   }
   return Usage("unknown command '" + cmd + "'");
 }

@@ -179,6 +179,20 @@ class Keyspace {
   // repairs to report->notes.
   void Check(CheckReport* report) const;
 
+  // A non-empty index slot as ForEachSlot reports it (keyspace_slots.cc).
+  struct SlotEntry {
+    uint64_t slot = 0;                 // bucket * 8 + position in the bucket
+    uint64_t value = 0;                // the slot's 8 bytes
+    uint64_t log_offset = 0;           // of the record it points to
+    uint32_t length = 0;               // bytes
+    record_format::RecordView record;  // into the log; when problem empty
+    std::string problem;  // empty: a committed version; else why it is not
+  };
+  // Calls fn for every non-empty slot in index order until it returns
+  // false, verifying each one's record as recovery does (kvadmin snapshot,
+  // verify). Never modifies the pool; meant for a pool nobody writes.
+  void ForEachSlot(const std::function<bool(const SlotEntry&)>& fn) const;
+
  private:
   struct Found {
     uint64_t* slot = nullptr;
