@@ -232,7 +232,7 @@ TEST_F(SnapshotTest, RestoreRepairsADamagedIndex) {
     store::Writer w((*pool)->GetKeyspace("a").value());
     auto put = w.Put(Key(1), "after");
     ASSERT_TRUE(put.ok());
-    EXPECT_FALSE(put->superseded);
+    EXPECT_TRUE(put->had_previous);
     model_["a"][Key(1)] = "after";
   }
   ExpectPoolHoldsModel();
