@@ -36,6 +36,8 @@ struct WalkedKeyspace {
   uint64_t skipped = 0;                 // slots not holding a committed version
   std::vector<std::string> skip_notes;  // the first few of them, why
   uint64_t duplicates = 0;              // older versions dropped
+  double read_seconds = 0;              // reading and verifying the index
+  double sort_seconds = 0;
 
   std::string_view key(const Item& i) const {
     return std::string_view(keys).substr(i.key_offset, i.key_len);
