@@ -67,8 +67,10 @@ int BuildReq(rpma_peer* peer, prov::CmId* id, const rpma_conn_cfg& cfg,
 }  // namespace
 
 int ConnReqFromId(rpma_peer* peer, std::unique_ptr<prov::CmId> id,
-                  const rpma_conn_cfg& cfg, bool passive,
+                  const rpma_conn_cfg& cfg,
+                  std::shared_ptr<prov::CmChannel> origin,
                   std::unique_ptr<rpma_conn_req>* out) {
+  const bool passive = origin != nullptr;
   std::unique_ptr<rpma_conn_req> req(new (std::nothrow) rpma_conn_req(peer));
   int rc =
       req == nullptr ? RPMA_E_NOMEM : BuildReq(peer, id.get(), cfg, req.get());
@@ -80,6 +82,7 @@ int ConnReqFromId(rpma_peer* peer, std::unique_ptr<prov::CmId> id,
     return rc;
   }
   req->passive = passive;
+  req->origin_channel = std::move(origin);
   req->id = std::move(id);
   *out = std::move(req);
   return 0;
@@ -124,7 +127,7 @@ RPMA_EXPORT int rpma_conn_req_new(struct rpma_peer* peer, const char* addr,
     return rc == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
   }
   std::unique_ptr<rpma_conn_req> req;
-  rc = rpma::ConnReqFromId(peer, std::move(id), c, false, &req);
+  rc = rpma::ConnReqFromId(peer, std::move(id), c, nullptr, &req);
   if (rc != 0) return rc;
   RPMA_LOG_NOTICE("requesting a connection to %s:%s", addr, port);
   *req_ptr = req.release();
