@@ -457,7 +457,9 @@ TEST_F(BadSnapshotTest, Incomplete) {
 
 TEST_F(BadSnapshotTest, EntryChangedBehindItsChecksum) {
   const std::string snap = Copy("tampered");
-  Tamper(snap, "entries", std::string("\0\0\0\1key7", 8), nullptr);
+  // Same count, one entry's bytes replaced (a well-formed 38-byte value).
+  const std::string forged(38, '\1');
+  Tamper(snap, "entries", std::string("\0\0\0\1key7", 8), &forged);
   ExpectRefused(snap, "do not match its meta", false);
 }
 
