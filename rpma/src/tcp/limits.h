@@ -8,8 +8,8 @@
 // an RNR wait that does not end within rnr_retry_ms fails the request
 // with IBV_WC_RNR_RETRY_EXC_ERR at the initiator (both QPs fail).
 //
-// Thread-safety: read by engine threads without synchronisation; tests
-// change them only while no connection exists.
+// Thread-safety: read by engine threads without synchronisation (each
+// field is read once per check); only tests change them.
 #ifndef RPMA_TCP_LIMITS_H_
 #define RPMA_TCP_LIMITS_H_
 

@@ -110,7 +110,7 @@ int TcpListener::Create(Engine* engine, MrTable* mrs, const char* addr,
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (bind(fd, reinterpret_cast<const sockaddr*>(&sa.ss), sa.len) != 0 ||
-      listen(fd, 128) != 0) {
+      listen(fd, SOMAXCONN) != 0) {
     rc = -errno;
     close(fd);
     return rc;
