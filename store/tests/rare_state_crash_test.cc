@@ -419,6 +419,60 @@ TEST_F(RareStateCrashTest, AnUpdatesOldSlotIsClearedBeforeItsSegmentIsReused) {
       });
 }
 
+// Recovery clears a slot whose record a crash left torn; that clear must
+// be durable before the segment the slot pointed into is reused. Here the
+// torn slot points into a free segment; after the repair that segment is
+// granted again and a remote writer leaves, at the torn slot's offset, a
+// record of the same key and length with a forged sequence. A repair that
+// was not persisted revives the slot at the next crash, over that record.
+TEST_F(RareStateCrashTest, ARepairIsDurableBeforeItsSegmentIsReused) {
+  const std::string key = KeysWithHome(11, 1)[0];
+  {
+    Writer w(ks_);
+    ASSERT_TRUE(w.Put(key, "value-1").ok());
+  }
+  const KeyspaceInfo info = ks_->info();
+  const uint32_t free_seg = 5;
+  const uint64_t len = rf::RecordSize(key.size(), 7);
+  std::vector<uint8_t> image = tp_.LoseUnpersisted();
+  {
+    // The torn commit: a durable slot of the key whose record (in a
+    // segment nothing else uses) never reached media.
+    auto* slots =
+        reinterpret_cast<uint64_t*>(image.data() + info.region_offset) +
+        11 * ix::kSlotsPerBucket;
+    int i = 0;
+    while (slots[i] != 0) i++;
+    slots[i] =
+        ix::PackSlot({ix::Fingerprint(ix::HashKey(key)),
+                      static_cast<uint16_t>(len / ix::kUnit),
+                      static_cast<uint32_t>(uint64_t{free_seg} *
+                                            info.segment_size / ix::kUnit)});
+  }
+  TrackedPool reopened(image);
+  auto pool = reopened.Open();
+  ASSERT_TRUE(pool.ok());
+  ASSERT_EQ((*pool)->Info().recovery_notes.size(), 1u);
+  ks_ = (*pool)->GetKeyspace("ks").value();
+  CrashEverywhere(
+      &reopened.tracker(), kRandomImages,
+      [&](Pool* p, const CrashPoint& at) {
+        ExpectOneOf(p, at, key, {"value-1"});
+        ExpectConsistent(p, at, 1);
+      },
+      [&] {
+        const SegmentGrant g = RegrantSegment(free_seg);
+        ASSERT_EQ(g.start, 0u);
+        uint64_t t = 0;
+        const CommitRequest forged =
+            WriteRemote(ks_.get(), g, &t, key, "forged!", true,
+                        (uint64_t{9} << Keyspace::kEpochShift) + 1);
+        ASSERT_EQ(forged.length, len);
+        ASSERT_TRUE(ks_->SealSegment(g).ok());  // the writer left
+      });
+  ks_.reset();
+}
+
 // A remote writer writes (and flushes) records into its grant and goes
 // away without committing them; the segment is returned (granted again
 // from its tail) or sealed. The abandoned records — one the same key and
