@@ -161,8 +161,9 @@ struct RecvWr {
 // Completion opcodes reported per Opcode (both providers): kRead RDMA_READ;
 // kWrite/kWriteWithImm RDMA_WRITE; kAtomicWrite RDMA_WRITE (as librpma's
 // emulation reports it); kFlush RDMA_READ (as librpma's APM reports it);
-// kSend/kSendWithImm SEND. Receives: RECV, or RECV_RDMA_WITH_IMM for a
-// write with immediate (byte_len 0).
+// kSend/kSendWithImm SEND. Receives: RECV (byte_len = bytes received), or
+// RECV_RDMA_WITH_IMM for a write with immediate (byte_len = bytes written
+// by that write, as mlx5 and rxe report it).
 
 // A shared receive queue (ibv_srq).
 class Srq {
