@@ -49,6 +49,7 @@ int ConnSetup(rpma_conn* conn) {
                    std::strerror(-rc));
     return RPMA_E_PROVIDER;
   }
+  conn->origin_channel.reset();  // the id is off the endpoint's channel
   if (conn->native_flush) return 0;
   return FlushBufferNew(conn);
 }
@@ -69,6 +70,7 @@ int ConnNew(std::unique_ptr<rpma_conn_req> req,
   conn->shared_channel = std::move(req->shared_channel);
   conn->cq = std::move(req->cq);
   conn->rcq = std::move(req->rcq);
+  conn->origin_channel = std::move(req->origin_channel);
   conn->id = std::move(req->id);
   conn->private_data = std::move(req->private_data);
   req.reset();

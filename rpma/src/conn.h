@@ -35,6 +35,9 @@ struct rpma_conn {
   std::unique_ptr<rpma_cq> rcq;
   std::unique_ptr<void, rpma::Munmap> flush_page;
   std::unique_ptr<rpma::prov::Mr> flush_mr;  // APM only
+  // The endpoint's channel while an accepted id is still on it (until
+  // ConnSetup migrates the id; outlives the id: declared first).
+  std::shared_ptr<rpma::prov::CmChannel> origin_channel;
   std::unique_ptr<rpma::prov::CmId> id;
 
   bool native_flush = false;

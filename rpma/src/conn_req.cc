@@ -7,6 +7,8 @@
 
 #include "conn_req.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <new>
 
 #include "conn.h"
@@ -40,12 +42,25 @@ int BuildReq(rpma_peer* peer, prov::CmId* id, const rpma_conn_cfg& cfg,
       return RPMA_E_PROVIDER;
     }
   }
-  rc = CqNew(pd, cfg.cq_size, req->shared_channel.get(), &req->cq);
-  if (rc != 0) return rc;
   // An SRQ with its own RCQ takes every receive; cfg's rcq_size is then
   // ignored and the connection has no RCQ.
-  if (srq_rcq == nullptr && cfg.rcq_size > 0) {
-    rc = CqNew(pd, cfg.rcq_size, req->shared_channel.get(), &req->rcq);
+  const bool own_rcq = srq_rcq == nullptr && cfg.rcq_size > 0;
+  // A CQ overrun is fatal on hardware, and librpma's defaults overrun: one
+  // CQ of 10 for 10 send and 10 receive WRs, all of which complete (at the
+  // latest flushed at disconnect). So each CQ is created large enough for
+  // every WR that can complete on it; cfg's sizes stay what the getters
+  // report (devices round CQ sizes up anyway).
+  const uint64_t recvs_here =
+      (srq_rcq == nullptr && !own_rcq) ? cfg.rq_size : 0;
+  const uint64_t main_size =
+      std::max<uint64_t>(cfg.cq_size, uint64_t{cfg.sq_size} + recvs_here);
+  rc = CqNew(pd,
+             static_cast<uint32_t>(std::min<uint64_t>(main_size, UINT32_MAX)),
+             req->shared_channel.get(), &req->cq);
+  if (rc != 0) return rc;
+  if (own_rcq) {
+    rc = CqNew(pd, std::max(cfg.rcq_size, cfg.rq_size),
+               req->shared_channel.get(), &req->rcq);
     if (rc != 0) return rc;
   }
   prov::QpInit init;
@@ -67,8 +82,10 @@ int BuildReq(rpma_peer* peer, prov::CmId* id, const rpma_conn_cfg& cfg,
 }  // namespace
 
 int ConnReqFromId(rpma_peer* peer, std::unique_ptr<prov::CmId> id,
-                  const rpma_conn_cfg& cfg, bool passive,
+                  const rpma_conn_cfg& cfg,
+                  std::shared_ptr<prov::CmChannel> origin,
                   std::unique_ptr<rpma_conn_req>* out) {
+  const bool passive = origin != nullptr;
   std::unique_ptr<rpma_conn_req> req(new (std::nothrow) rpma_conn_req(peer));
   int rc =
       req == nullptr ? RPMA_E_NOMEM : BuildReq(peer, id.get(), cfg, req.get());
@@ -80,6 +97,7 @@ int ConnReqFromId(rpma_peer* peer, std::unique_ptr<prov::CmId> id,
     return rc;
   }
   req->passive = passive;
+  req->origin_channel = std::move(origin);
   req->id = std::move(id);
   *out = std::move(req);
   return 0;
@@ -124,7 +142,7 @@ RPMA_EXPORT int rpma_conn_req_new(struct rpma_peer* peer, const char* addr,
     return rc == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
   }
   std::unique_ptr<rpma_conn_req> req;
-  rc = rpma::ConnReqFromId(peer, std::move(id), c, false, &req);
+  rc = rpma::ConnReqFromId(peer, std::move(id), c, nullptr, &req);
   if (rc != 0) return rc;
   RPMA_LOG_NOTICE("requesting a connection to %s:%s", addr, port);
   *req_ptr = req.release();

@@ -23,6 +23,9 @@ struct rpma_conn_req {
   std::unique_ptr<rpma::prov::CompletionChannel> shared_channel;
   std::unique_ptr<rpma_cq> cq;
   std::unique_ptr<rpma_cq> rcq;  // null: receives go to the SRQ's RCQ or cq
+  // Incoming requests: the endpoint's channel, which the id is on until
+  // rpma_conn_req_connect() migrates it (outlives the id: declared first).
+  std::shared_ptr<rpma::prov::CmChannel> origin_channel;
   std::unique_ptr<rpma::prov::CmId> id;
   std::vector<uint8_t> private_data;  // incoming requests only
 };
@@ -31,8 +34,12 @@ namespace rpma {
 
 // Builds a request around `id` with cfg's CQs, optional shared channel,
 // SRQ wiring (librpma's rpma_conn_req_new_from_id) and queue pair.
+// `origin`: the channel an incoming request's id is on (null for an
+// outgoing one, whose id has no channel yet); the request is passive iff
+// it is set, and keeps it alive.
 int ConnReqFromId(rpma_peer* peer, std::unique_ptr<prov::CmId> id,
-                  const rpma_conn_cfg& cfg, bool passive,
+                  const rpma_conn_cfg& cfg,
+                  std::shared_ptr<prov::CmChannel> origin,
                   std::unique_ptr<rpma_conn_req>* out);
 
 }  // namespace rpma

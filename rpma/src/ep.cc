@@ -11,7 +11,11 @@
 struct rpma_ep {
   explicit rpma_ep(rpma_peer* p) : peer(p) {}
   rpma::PeerRef peer;  // first: released last
-  std::unique_ptr<rpma::prov::CmChannel> evch;
+  // Shared with the requests taken from it: a pending request's id stays
+  // on this channel until the request is deleted or connected (verbs:
+  // rdma_destroy_id() of an id whose channel was destroyed is a
+  // use-after-free), so the channel lives until the last of them is gone.
+  std::shared_ptr<rpma::prov::CmChannel> evch;
   std::unique_ptr<rpma::prov::Listener> listener;  // before its channel
 };
 
@@ -22,7 +26,9 @@ RPMA_EXPORT int rpma_ep_listen(struct rpma_peer* peer, const char* addr,
     return RPMA_E_INVAL;
   std::unique_ptr<rpma_ep> ep(new (std::nothrow) rpma_ep(peer));
   if (ep == nullptr) return RPMA_E_NOMEM;
-  int rc = peer->pd->CreateCmChannel(&ep->evch);
+  std::unique_ptr<rpma::prov::CmChannel> evch;
+  int rc = peer->pd->CreateCmChannel(&evch);
+  ep->evch = std::move(evch);
   if (rc != 0) {
     RPMA_LOG_ERROR("creating an event channel failed: %s", std::strerror(-rc));
     return RPMA_E_PROVIDER;
@@ -40,7 +46,8 @@ RPMA_EXPORT int rpma_ep_listen(struct rpma_peer* peer, const char* addr,
 
 RPMA_EXPORT int rpma_ep_shutdown(struct rpma_ep** ep_ptr) {
   if (ep_ptr == nullptr) return RPMA_E_INVAL;
-  // Connections accepted from it own their CM ids and channels: they stay.
+  // Connections accepted from it own their CM ids and channels: they stay;
+  // pending requests keep the channel their ids are on.
   delete *ep_ptr;
   *ep_ptr = nullptr;
   return 0;
@@ -73,7 +80,8 @@ RPMA_EXPORT int rpma_ep_next_conn_req(struct rpma_ep* ep,
   std::unique_ptr<rpma_conn_req> req;
   // On failure the incoming request is rejected (the client sees
   // RPMA_CONN_REJECTED instead of waiting for a timeout).
-  rc = rpma::ConnReqFromId(ep->peer.get(), std::move(ev.new_id), c, true, &req);
+  rc = rpma::ConnReqFromId(ep->peer.get(), std::move(ev.new_id), c, ep->evch,
+                           &req);
   if (rc != 0) return rc;
   req->private_data = std::move(ev.private_data);
   RPMA_LOG_NOTICE("incoming connection request");

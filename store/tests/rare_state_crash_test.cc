@@ -72,14 +72,14 @@ void ExpectOneOf(Pool* pool, const CrashPoint& at, const std::string& key,
                                   << "' reads '" << got.substr(0, 24) << "'";
 }
 
-// Writes a record with sequence 0 into a grant at `*tail`, as a remote
-// writer does; `flush` makes it durable first (a client's persistent
-// flush). Returns the commit request for it.
+// Writes a record into a grant at `*tail`, as a remote writer does (with
+// sequence 0, unless it forges one); `flush` makes it durable first (a
+// client's persistent flush). Returns the commit request for it.
 CommitRequest WriteRemote(Keyspace* ks, const SegmentGrant& g, uint64_t* tail,
                           const std::string& key, const std::string& value,
-                          bool flush) {
+                          bool flush, uint64_t sequence = 0) {
   uint8_t* dst = ks->log_base() + g.log_offset + *tail;
-  const size_t n = rf::EncodeRecord(dst, ks->id(), 0, false, key, value);
+  const size_t n = rf::EncodeRecord(dst, ks->id(), sequence, false, key, value);
   if (flush) ks->persister()->Persist(dst, n);
   CommitRequest r;
   r.segment = g.segment;
@@ -381,11 +381,105 @@ TEST_F(RareStateCrashTest, ARegrantedSegmentNeverShowsAnOlderRecord) {
       });
 }
 
+// An update clears its key's old slot without persisting it; the grant
+// that reuses the segment the old slot pointed into must persist that
+// clear first. Here nothing else persists the old slot's bucket before the
+// segment is granted again, and a remote writer then leaves, at the old
+// slot's offset, a record of the same key and length with a sequence it
+// forged above the key's: a revived old slot would make it the key's
+// newest version.
+TEST_F(RareStateCrashTest, AnUpdatesOldSlotIsClearedBeforeItsSegmentIsReused) {
+  const std::string key = KeysWithHome(6, 1)[0];
+  SegmentGrant g = ks_->GrantSegment().value();
+  uint64_t tail = g.start;
+  const CommitRequest r1 =
+      WriteRemote(ks_.get(), g, &tail, key, "value-1", true);
+  ASSERT_TRUE(ks_->Commit(r1).ok());
+  ASSERT_TRUE(ks_->SealSegment(g).ok());
+  {
+    Writer w(ks_);
+    ASSERT_TRUE(w.Put(key, "value-2").ok());  // the segment is now dead
+  }
+  CrashEverywhere(
+      &tp_.tracker(), kRandomImages,
+      [&](Pool* p, const CrashPoint& at) {
+        ExpectOneOf(p, at, key, {"value-2"});
+        ExpectConsistent(p, at, 1);
+      },
+      [&] {
+        const SegmentGrant again = RegrantSegment(g.segment);
+        ASSERT_EQ(again.start, 0u);
+        uint64_t t = 0;
+        const CommitRequest forged =
+            WriteRemote(ks_.get(), again, &t, key, "forged!", true,
+                        (uint64_t{9} << Keyspace::kEpochShift) + 1);
+        ASSERT_EQ(forged.offset, r1.offset);
+        ASSERT_EQ(forged.length, r1.length);
+        ASSERT_TRUE(ks_->SealSegment(again).ok());  // the writer left
+      });
+}
+
+// Recovery clears a slot whose record a crash left torn; that clear must
+// be durable before the segment the slot pointed into is reused. Here the
+// torn slot points into a free segment; after the repair that segment is
+// granted again and a remote writer leaves, at the torn slot's offset, a
+// record of the same key and length with a forged sequence. A repair that
+// was not persisted revives the slot at the next crash, over that record.
+TEST_F(RareStateCrashTest, ARepairIsDurableBeforeItsSegmentIsReused) {
+  const std::string key = KeysWithHome(11, 1)[0];
+  {
+    Writer w(ks_);
+    ASSERT_TRUE(w.Put(key, "value-1").ok());
+  }
+  const KeyspaceInfo info = ks_->info();
+  const uint32_t free_seg = 5;
+  const uint64_t len = rf::RecordSize(key.size(), 7);
+  std::vector<uint8_t> image = tp_.LoseUnpersisted();
+  {
+    // The torn commit: a durable slot of the key whose record (in a
+    // segment nothing else uses) never reached media.
+    auto* slots =
+        reinterpret_cast<uint64_t*>(image.data() + info.region_offset) +
+        11 * ix::kSlotsPerBucket;
+    int i = 0;
+    while (slots[i] != 0) i++;
+    slots[i] =
+        ix::PackSlot({ix::Fingerprint(ix::HashKey(key)),
+                      static_cast<uint16_t>(len / ix::kUnit),
+                      static_cast<uint32_t>(uint64_t{free_seg} *
+                                            info.segment_size / ix::kUnit)});
+  }
+  TrackedPool reopened(image);
+  auto pool = reopened.Open();
+  ASSERT_TRUE(pool.ok());
+  ASSERT_EQ((*pool)->Info().recovery_notes.size(), 1u);
+  ks_ = (*pool)->GetKeyspace("ks").value();
+  CrashEverywhere(
+      &reopened.tracker(), kRandomImages,
+      [&](Pool* p, const CrashPoint& at) {
+        ExpectOneOf(p, at, key, {"value-1"});
+        ExpectConsistent(p, at, 1);
+      },
+      [&] {
+        const SegmentGrant g = RegrantSegment(free_seg);
+        ASSERT_EQ(g.start, 0u);
+        uint64_t t = 0;
+        const CommitRequest forged =
+            WriteRemote(ks_.get(), g, &t, key, "forged!", true,
+                        (uint64_t{9} << Keyspace::kEpochShift) + 1);
+        ASSERT_EQ(forged.length, len);
+        ASSERT_TRUE(ks_->SealSegment(g).ok());  // the writer left
+      });
+  ks_.reset();
+}
+
 // A remote writer writes (and flushes) records into its grant and goes
 // away without committing them; the segment is returned (granted again
-// from its tail) or sealed. The abandoned records, one of them the same
-// key and length as a committed one, are never read as versions, and a
-// later commit over a returned one's bytes is all-or-nothing.
+// from its tail) or sealed. The abandoned records — one the same key and
+// length as a committed one, with a sequence the writer forged (a buggy
+// or hostile client) — are never read as versions, and a later commit of
+// that key over a returned one's bytes is all-or-nothing: the grant's
+// zeros, not the forged record, show through a torn commit.
 TEST_F(RareStateCrashTest, AbandonedRemoteRecordsAreNeverVersions) {
   for (bool seal : {false, true}) {
     SCOPED_TRACE(seal ? "sealed" : "returned");
@@ -396,7 +490,8 @@ TEST_F(RareStateCrashTest, AbandonedRemoteRecordsAreNeverVersions) {
         ks_->Commit(WriteRemote(ks_.get(), g, &tail, key, "committed-1", true))
             .ok());
     const uint64_t abandoned_at = tail;
-    WriteRemote(ks_.get(), g, &tail, key, "abandoned-1", true);
+    WriteRemote(ks_.get(), g, &tail, key, "abandoned-1", true,
+                (uint64_t{7} << Keyspace::kEpochShift) + 1);
     WriteRemote(ks_.get(), g, &tail, "other", "abandoned", true);
     ASSERT_TRUE(seal ? ks_->SealSegment(g).ok() : ks_->ReturnSegment(g).ok());
     const uint64_t keys = seal ? 2 : 1;
@@ -419,8 +514,10 @@ TEST_F(RareStateCrashTest, AbandonedRemoteRecordsAreNeverVersions) {
       ASSERT_EQ(seg[i], 0) << "byte " << i;
     }
     uint64_t t2 = again.start;
+    // Not flushed first (a client on a file pool only orders): a torn
+    // commit shows whatever is durable under it — the grant's zeros.
     const CommitRequest r =
-        WriteRemote(ks_.get(), again, &t2, key, "committed-2", true);
+        WriteRemote(ks_.get(), again, &t2, key, "committed-2", false);
     CrashEverywhere(
         &tp_.tracker(), kRandomImages,
         [&](Pool* p, const CrashPoint& at) {

@@ -41,9 +41,9 @@ trap revert EXIT
 trap 'revert; echo "interrupted" >&2; exit 130' INT TERM
 
 # Refresh the copy from the working tree (mtimes kept, so unchanged files
-# are not rebuilt).
+# are not rebuilt); files deleted but not yet committed are skipped.
 git ls-files -co --exclude-standard -z |
-  tar --null -T - -cf - | tar -xf - -C "$SRC"
+  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$SRC"
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$SRC" -B "$BUILD" -G Ninja \

@@ -161,8 +161,9 @@ struct RecvWr {
 // Completion opcodes reported per Opcode (both providers): kRead RDMA_READ;
 // kWrite/kWriteWithImm RDMA_WRITE; kAtomicWrite RDMA_WRITE (as librpma's
 // emulation reports it); kFlush RDMA_READ (as librpma's APM reports it);
-// kSend/kSendWithImm SEND. Receives: RECV, or RECV_RDMA_WITH_IMM for a
-// write with immediate (byte_len 0).
+// kSend/kSendWithImm SEND. Receives: RECV (byte_len = bytes received), or
+// RECV_RDMA_WITH_IMM for a write with immediate (byte_len = bytes written
+// by that write, as mlx5 and rxe report it).
 
 // A shared receive queue (ibv_srq).
 class Srq {
@@ -345,9 +346,17 @@ int VerbsGetDevice(const char* addr, bool local, Device** out);
 // itself, e.g. with ibv_open_device); null if it cannot be wrapped.
 Device* VerbsDeviceForContext(struct ibv_context* ctx);
 
+// True if libibverbs sees at least one RDMA device (cheap, silent).
+bool VerbsHasDevices();
+
+// 0.0.0.0 or :: (numeric forms only).
+bool IsWildcardAddress(const char* addr);
+
 // Picks the provider by RPMA_PROVIDER (tcp | verbs | auto; default auto:
 // verbs when it has a device for the address, else tcp).
-// -EINVAL for an unknown RPMA_PROVIDER value or an unresolvable address.
+// -EINVAL for an unknown RPMA_PROVIDER value or an unresolvable address;
+// -EADDRNOTAVAIL in auto mode for a wildcard address on a host with RDMA
+// devices (its listener would get tcp, its clients verbs).
 int SelectDevice(const char* addr, bool local, Device** out);
 
 // The Device behind a context returned by rpma_utils_get_ibv_context(), or

@@ -202,12 +202,11 @@ TcpTarget::Verdict TcpTarget::Finish() {
   }
   if (recv && qp_ != nullptr) {
     wc.status = IBV_WC_SUCCESS;
-    if (cur_.type == kFrameWriteImm) {
-      wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
-    } else {
-      wc.opcode = IBV_WC_RECV;
-      wc.byte_len = cur_.length;
-    }
+    // byte_len: the bytes received, or for a write with immediate the
+    // bytes written (as mlx5 and rxe report it).
+    wc.opcode =
+        cur_.type == kFrameWriteImm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+    wc.byte_len = cur_.length;
     if (cur_.type == kFrameWriteImm || cur_.type == kFrameSendImm) {
       wc.wc_flags = IBV_WC_WITH_IMM;
       wc.imm_data = cur_.imm;

@@ -49,6 +49,9 @@ class TcpTarget {
   // any) and answers.
   Verdict Finish();
 
+  // The request that waits for a receive (Begin() said kRnr) fails with
+  // kRespRnrRetryExceeded; the target fails.
+  void FailRnr() { Fail(kRespRnrRetryExceeded); }
   // The QP fails: a receive being filled is flushed and the rest of its
   // payload is discarded (no answer follows).
   void OnQpError();

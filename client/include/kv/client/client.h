@@ -1,0 +1,173 @@
+// kv::Client — a connection to one keyspace of a kvserver.
+//
+// Puts and deletes are durable when they return ok: the record is written
+// one-sided into this connection's granted log segment and committed by
+// the server, which persists record and index slot together. Gets are
+// one-sided reads of the keyspace's index and log; the server's CPU is
+// not involved. See docs/protocol.md.
+//
+//   auto c = kv::Client::Connect({.server = "127.0.0.1:7400",
+//                                 .keyspace = "default"});
+//   if (!c.ok()) { std::cerr << c.status().ToString(); return 3; }
+//   kv::Status st = (*c)->Put("k", "v");
+//   std::string v;
+//   st = (*c)->Get("k", &v);  // not_found is not an error
+//
+// Thread-safety: every method may be called from any thread; calls on one
+// Client are serialized by an internal mutex (one connection, one queue).
+// For parallelism open one Client per thread; a Batch keeps many
+// operations in flight on one connection.
+// Lifetime: the Client owns its connection; destroying it returns the
+// grant's unused tail to the server and disconnects.
+#ifndef KV_CLIENT_CLIENT_H_
+#define KV_CLIENT_CLIENT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kv/status.h"
+
+namespace kv {
+
+struct ClientOptions {
+  std::string server = "127.0.0.1:7400";  // HOST:PORT
+  std::string keyspace = "default";       // 1..63 bytes of [A-Za-z0-9_.-]
+  bool create_if_missing = false;         // needs kvserver --allow_create
+  std::string access_key;  // for keyspaces listed in --access_keys
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds op_timeout{10000};  // per operation or batch
+  // How the caller's thread waits for completions: kPoll spins on the
+  // completion queue (lowest latency, one busy core), kBlock sleeps on its
+  // file descriptor (no CPU while waiting).
+  enum class Wait { kPoll, kBlock };
+  Wait wait = Wait::kPoll;
+  // Operations a Batch keeps in flight (capped by what the server grants).
+  uint32_t max_inflight = 32;
+  // Slot locations remembered for one-round-trip gets (0: no cache).
+  size_t slot_cache_entries = 65536;
+};
+
+// What a successful write or read tells about the key's version: the
+// sequence the server assigned at commit. Versions of a key increase.
+struct KeyVersion {
+  uint64_t sequence = 0;
+};
+
+// A conditional write (checked by the server at commit, under the key's
+// lock). A failed condition is Status condition_failed, nothing changed.
+struct WriteOptions {
+  bool if_absent = false;   // put only if the key does not exist
+  uint64_t if_version = 0;  // non-zero: only if the key is at this version
+  KeyVersion* version = nullptr;  // out: the version written (optional)
+};
+
+// Many operations on one connection, in flight together (up to
+// ClientOptions::max_inflight). Add operations, then Client::Execute();
+// each operation's result is in result(i). Keys and values are copied
+// when added; a Batch may be reused after Clear().
+class Batch {
+ public:
+  enum class Op : uint8_t { kPut, kGet, kDelete };
+  struct Result {
+    Status status;
+    std::string value;  // kGet
+    KeyVersion version;
+    bool had_previous = false;  // kPut/kDelete: the key existed
+  };
+
+  void Put(std::string_view key, std::string_view value,
+           const WriteOptions& options = {});
+  void Get(std::string_view key);
+  void Delete(std::string_view key, const WriteOptions& options = {});
+  void Clear();
+
+  size_t size() const { return ops_.size(); }
+  const Result& result(size_t i) const { return ops_[i].result; }
+
+ private:
+  friend class Client;
+  struct Entry {
+    Op op;
+    std::string key;
+    std::string value;
+    bool if_absent = false;
+    uint64_t if_version = 0;
+    Result result;
+  };
+  std::vector<Entry> ops_;
+};
+
+class Connection;
+
+class Client {
+ public:
+  // Connects and is admitted to the keyspace. Errors (messages say what to
+  // do): invalid_argument (options: address, keyspace name, access key
+  // over 64 bytes), unavailable ("cannot connect to 127.0.0.1:7400:
+  // connection refused — is kvserver running?", server shutting down, too
+  // many connections), not_found (unknown keyspace — with the
+  // --create/kvadmin hint), permission_denied (access key missing or
+  // wrong), no_space (no log segment to grant), timed_out.
+  static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Durable put. Errors: invalid_argument (key not 1..1024 bytes, value
+  // over the keyspace's max_value_size — the message gives the limit),
+  // condition_failed (options), no_space (keyspace log or the key's index
+  // buckets full; deletes still work), unavailable (connection lost: the
+  // put may or may not have been applied), timed_out, corruption.
+  Status Put(std::string_view key, std::string_view value,
+             const WriteOptions& options = {});
+  // Copies the value into *value. not_found when absent; corruption when
+  // the record fails verification after bounded retries; unavailable.
+  Status Get(std::string_view key, std::string* value,
+             KeyVersion* version = nullptr);
+  // Durable delete. ok also when the key did not exist (had_previous, if
+  // given, tells). Errors as Put.
+  Status Delete(std::string_view key, const WriteOptions& options = {},
+                bool* had_previous = nullptr);
+  // ok(true/false) or an error as Get.
+  Result<bool> Exists(std::string_view key);
+
+  // Runs every operation of the batch, many in flight; returns ok when the
+  // batch ran (each operation's own status is in batch->result(i)), or the
+  // connection error that stopped it (operations not run say so).
+  Status Execute(Batch* batch);
+
+  // Calls fn for every live key with a prefix (unordered), up to `limit`
+  // keys (0: no limit), by one-sided reads of the whole index and the
+  // records it names. A consistent snapshot is not promised: keys written
+  // meanwhile may or may not appear.
+  Status Scan(std::string_view prefix, size_t limit,
+              const std::function<bool(std::string_view key,
+                                       std::string_view value)>& fn);
+
+  // Server-side information as "name value" lines: kStats (connections,
+  // puts, deletes, commits, refills, refusals, cleaner runs, per-keyspace
+  // bytes live/dead), kKeyspaces (one name per line), kServer (provider,
+  // pool granularity, this keyspace's geometry).
+  enum class InfoTopic { kStats = 0, kKeyspaces = 1, kServer = 2 };
+  // An INFO of topic kPing (empty reply) timed.
+  Result<std::string> Info(InfoTopic topic);
+  // Round-trip time of one small message exchange with the server.
+  Result<std::chrono::nanoseconds> Ping();
+
+  const ClientOptions& options() const { return options_; }
+  uint32_t max_value_size() const;
+
+ private:
+  Client(ClientOptions options, std::unique_ptr<Connection> conn);
+  ClientOptions options_;
+  std::unique_ptr<Connection> conn_;
+};
+
+}  // namespace kv
+
+#endif  // KV_CLIENT_CLIENT_H_
