@@ -334,7 +334,7 @@ TEST_F(SnapshotTest, RefusedWhileTheWriterLockIsHeld) {
     const std::string who = "(pid " + std::to_string(getpid()) + ")";
     Outcome r = Snap(dir_ + "/snap");
     EXPECT_EQ(r.code, 1) << r.out;
-    EXPECT_NE(r.out.find("busy: cannot snapshot: " + pool_ +
+    EXPECT_NE(r.out.find("busy: cannot snapshot a pool in use: " + pool_ +
                          " is held for writing by "),
               std::string::npos)
         << r.out;
