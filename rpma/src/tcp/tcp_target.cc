@@ -168,9 +168,7 @@ void TcpTarget::Respond(uint64_t status, const void* payload, size_t len,
   r.type = kFrameResp;
   r.value = status;
   r.length = static_cast<uint32_t>(len);
-  out_->Push(
-      mr != nullptr ? OutQueue::Kind::kResponse : OutQueue::Kind::kControl, r,
-      payload, len, std::move(mr));
+  out_->Push(OutQueue::Kind::kResponse, r, payload, len, std::move(mr));
 }
 
 TcpTarget::Verdict TcpTarget::Fail(uint64_t status) {

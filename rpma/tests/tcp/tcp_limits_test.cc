@@ -387,6 +387,46 @@ TEST_F(TcpLimitsTest, ThousandHostileConnectionsStayWithinTheBounds) {
   EXPECT_EQ(Held(srv.side.pd.get()), 0) << "after close";  // all given back
 }
 
+// A peer flooding READ requests without reading a response: the target
+// queues at most Limits::max_out_responses responses for it (their data
+// is sent from registered memory), then stops reading its requests.
+TEST_F(TcpLimitsTest, FloodOfRequestsWithoutReadingIsBoundedInResponses) {
+  tcp::MutableLimitsForTest()->max_out_responses = 64;
+  tcp::MutableLimitsForTest()->stall_ms = 60000;
+  AutoServer srv;
+  ASSERT_NO_FATAL_FAILURE(srv.Start());
+  std::vector<uint8_t> mem(1 << 20, 0x33);
+  std::unique_ptr<Mr> mr;
+  ASSERT_EQ(srv.side.pd->RegMr(mem.data(), mem.size(), kAll, &mr), 0);
+  int fd = RawEstablished(srv.port, 16 << 10, 4 << 10);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(AwaitAccept(fd));
+  std::vector<uint8_t> flood;
+  FrameHeader rd;
+  rd.type = tcp::kFrameRead;
+  rd.addr = reinterpret_cast<uint64_t>(mem.data());
+  rd.rkey = mr->rkey();
+  rd.value = mem.size();
+  uint8_t b[kHeaderSize];
+  tcp::EncodeHeader(rd, b);
+  for (int i = 0; i < 2000; ++i) flood.insert(flood.end(), b, b + sizeof(b));
+  size_t off = 0;
+  int64_t max_held = 0;
+  int64_t end = NowMs() + 1000;
+  while (NowMs() < end) {
+    SendSome(fd, flood.data(), flood.size(), &off);
+    max_held = std::max(max_held, Held(srv.side.pd.get()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::printf(
+      "[ figures ] flooder sent %zu READs of 1 MiB; at most %lld bytes "
+      "held\n",
+      off / kHeaderSize, static_cast<long long>(max_held));
+  EXPECT_GT(max_held, 0);
+  EXPECT_LE(max_held, 65 * 128);  // 64 responses (+1 checked before counted)
+  close(fd);
+}
+
 // A peer that sends READ requests and never reads the data: its output
 // backlog stalls and the connection is closed after Limits::stall_ms.
 TEST_F(TcpLimitsTest, PeerThatStopsReadingIsClosedAfterTheStallTimeout) {
