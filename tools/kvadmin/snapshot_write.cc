@@ -219,8 +219,7 @@ int Snapshot(const std::string& pool_path, const std::string& out,
   if (!pool.ok()) {
     Status st = pool.status();
     if (st.code() == StatusCode::kBusy) {
-      st = Status::Busy("cannot snapshot: " + st.message() +
-                        " (a snapshot needs the pool offline)");
+      st = Status::Busy("cannot snapshot a pool in use: " + st.message());
     }
     return Fail(err, st);
   }
