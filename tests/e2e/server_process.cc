@@ -137,6 +137,44 @@ int RunToExit(const std::vector<std::string>& argv, std::string* err,
   return code;
 }
 
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0) Kill9();
+  RemoveTree(dir_);
+}
+
+Status ChildProcess::Start(const std::vector<std::string>& argv) {
+  if (dir_.empty()) {
+    dir_ = MakeTempDir("kv_child");
+    out_path_ = dir_ + "/output";
+  }
+  pid_ = Spawn(argv, out_path_);
+  return pid_ > 0 ? Status::Ok() : Status::Unavailable("fork failed");
+}
+
+bool ChildProcess::WaitForOutput(const std::string& text,
+                                 std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (Output().find(text) != std::string::npos) return true;
+    if (pid_ > 0 && WaitPid(pid_, std::chrono::milliseconds(0)) != -2) {
+      pid_ = -1;
+      return Output().find(text) != std::string::npos;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+std::string ChildProcess::Output() const { return ReadFileFrom(out_path_, 0); }
+
+int ChildProcess::Kill9() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGKILL);
+  int code = WaitPid(pid_, std::chrono::seconds(10));
+  pid_ = -1;
+  return code;
+}
+
 ServerProcess::~ServerProcess() {
   if (pid_ > 0) Kill9();
   RemoveTree(dir_);

@@ -37,6 +37,31 @@ int PickFreePort();
 int RunToExit(const std::vector<std::string>& argv, std::string* err,
               std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
+// Any helper process (e.g. a client killed mid-put): stdout and stderr go
+// to a file; bounded waits for output and exit.
+class ChildProcess {
+ public:
+  ChildProcess() = default;
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  // Starts argv (argv[0] the program). Errors: unavailable.
+  Status Start(const std::vector<std::string>& argv);
+  // Waits until the output contains `text`; false on timeout or exit.
+  bool WaitForOutput(
+      const std::string& text,
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  std::string Output() const;
+  // SIGKILL and reap; returns 128 + 9.
+  int Kill9();
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string dir_;
+  std::string out_path_;
+};
+
 class ServerProcess {
  public:
   ServerProcess() = default;
