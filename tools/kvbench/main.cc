@@ -106,7 +106,6 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h") ||
         !std::strcmp(argv[i], "-help")) {
-      std::printf("kvbench: %s\n\n", kUsage);
       gflags::SetUsageMessage(kUsage);
       gflags::ShowUsageWithFlagsRestrict(argv[0], "kvbench/main.cc");
       return 0;

@@ -148,7 +148,7 @@ class RedisFactory : public BackendFactory {
     ReplyPtr info(
         static_cast<redisReply*>(redisCommand(c->get(), "INFO server")));
     if (info == nullptr) return ContextError(c->get());
-    if (info->type == REDIS_REPLY_STRING || info->type == REDIS_REPLY_VERB) {
+    if (info->type == REDIS_REPLY_STRING) {
       std::istringstream lines(std::string(info->str, info->len));
       std::string line;
       while (std::getline(lines, line)) {

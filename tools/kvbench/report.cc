@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -206,7 +207,10 @@ void WriteConfig(Json* j, const Report& r) {
   j->Close();
   if (c.server_pid > 0) j->Int("server_pid", c.server_pid);
   j->Open("server_info");
-  for (const auto& [k, v] : r.server_facts) j->Str(k, v);
+  std::set<std::string> seen;  // a server may repeat a name: keep the first
+  for (const auto& [k, v] : r.server_facts) {
+    if (seen.insert(k).second) j->Str(k, v);
+  }
   j->Close();
   j->Close();
 }

@@ -110,10 +110,7 @@ class RpkvFactory : public BackendFactory {
     auto c = kv::Client::Connect(options_);
     if (!c.ok()) return c.status();
     Facts facts;
-    facts.emplace_back("wait", options_.wait == kv::ClientOptions::Wait::kBlock
-                                   ? "block"
-                                   : "poll");
-    facts.emplace_back("max_value_size",
+    facts.emplace_back("client_max_value_size",
                        std::to_string((*c)->max_value_size()));
     auto info = (*c)->Info(kv::Client::InfoTopic::kServer);
     if (!info.ok()) return info.status();
