@@ -86,7 +86,9 @@ void TcpConn::CheckLimits(int64_t now_ms) {
   const Limits& l = GetLimits();
   if (reader_.blocked()) {
     if (rnr_since_ms_ == 0) rnr_since_ms_ = now_ms;
-    if (reader_.stash_full() && now_ms - rnr_since_ms_ >= l.rnr_retry_ms) {
+    // Behind a bound (its own stash or the Pd's total) the peer is not
+    // read any more: the wait ends as RC's retries do.
+    if (!InputAllowed() && now_ms - rnr_since_ms_ >= l.rnr_retry_ms) {
       FailRnr();
       if (fd_ < 0) return;
     }

@@ -74,7 +74,7 @@ TcpCq::~TcpCq() {
 }
 
 int TcpCq::Poll(int n, struct ibv_wc* wc) {
-  if (n < 0 || (n > 0 && wc == nullptr)) return -EINVAL;
+  if (n <= 0 || wc == nullptr) return -EINVAL;  // provider.h, as verbs
   std::lock_guard<std::mutex> lock(mu_);
   if (overrun_) return -EOVERFLOW;
   int got = 0;

@@ -100,7 +100,8 @@ void ListenSocket::OnTick(int64_t /*now_ms*/) {
 int TcpListener::Create(Engine* engine, MrTable* mrs, const char* addr,
                         const char* port, CmChannel* channel,
                         std::unique_ptr<Listener>* out) {
-  if (channel == nullptr || port == nullptr) return -EINVAL;
+  auto* ch = dynamic_cast<TcpCmChannel*>(channel);
+  if (ch == nullptr || port == nullptr) return -EINVAL;
   SockAddr sa;
   int rc = Resolve(addr, port, true, &sa);
   if (rc != 0) return rc;
@@ -115,8 +116,7 @@ int TcpListener::Create(Engine* engine, MrTable* mrs, const char* addr,
     close(fd);
     return rc;
   }
-  auto sock = std::make_shared<ListenSocket>(
-      fd, engine, mrs, static_cast<TcpCmChannel*>(channel)->queue());
+  auto sock = std::make_shared<ListenSocket>(fd, engine, mrs, ch->queue());
   rc = sock->Start();
   if (rc != 0) return rc;  // ~ListenSocket closes fd
   out->reset(new TcpListener(std::move(sock)));

@@ -79,8 +79,9 @@ class TcpTarget {
   void Respond(uint64_t status, const void* payload = nullptr, size_t len = 0,
                std::shared_ptr<MrEntry> mr = nullptr);
   Verdict Fail(uint64_t status);
-  // The flush itself (msync of the page-aligned range, or a fence).
-  static uint64_t ExecuteFlush(const FrameHeader& h);
+  // The flush itself: a fence, then for a persistent flush the region's
+  // persist method (pmem_persist.h).
+  static uint64_t ExecuteFlush(const FrameHeader& h, const MrEntry& e);
 
   MrTable* const mrs_;
   Engine* const engine_;

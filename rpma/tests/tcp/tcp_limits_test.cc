@@ -282,8 +282,8 @@ TEST_F(TcpLimitsTest, ThousandHostileConnectionsStayWithinTheBounds) {
     ASSERT_TRUE(AwaitAccept(fds[i])) << "connection " << i;
   }
   int64_t t_connected = NowMs();
-  // The streams: RNR peers 1 SEND + 128 writes of 4 KiB (512 KiB each,
-  // twice the per-connection stash); flooders 8192 empty writes.
+  // The streams: RNR peers 1 SEND + 72 writes of 4 KiB (288 KiB each,
+  // more than the per-connection stash); flooders 8192 empty writes.
   std::vector<uint8_t> rnr, flood;
   auto put = [](std::vector<uint8_t>* v, const FrameHeader& h, size_t pay) {
     uint8_t b[kHeaderSize];
@@ -298,7 +298,7 @@ TEST_F(TcpLimitsTest, ThousandHostileConnectionsStayWithinTheBounds) {
   w.type = tcp::kFrameWrite;
   w.addr = 0x1000;
   w.length = 4096;
-  for (int i = 0; i < 128; ++i) put(&rnr, w, 4096);
+  for (int i = 0; i < 72; ++i) put(&rnr, w, 4096);
   w.length = 0;
   for (int i = 0; i < 8192; ++i) put(&flood, w, 0);
   std::vector<size_t> off(kConns, 0);
@@ -380,11 +380,51 @@ TEST_F(TcpLimitsTest, ThousandHostileConnectionsStayWithinTheBounds) {
   // zero window, so their close is not seen: the RNR budget ends them.
   tcp::MutableLimitsForTest()->rnr_retry_ms = 200;
   for (int fd : fds) close(fd);
-  int64_t until = NowMs() + 5000;
+  int64_t until = NowMs() + 15000;
   while (Held(srv.side.pd.get()) != 0 && NowMs() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(Held(srv.side.pd.get()), 0) << "after close";  // all given back
+}
+
+// A peer flooding READ requests without reading a response: the target
+// queues at most Limits::max_out_responses responses for it (their data
+// is sent from registered memory), then stops reading its requests.
+TEST_F(TcpLimitsTest, FloodOfRequestsWithoutReadingIsBoundedInResponses) {
+  tcp::MutableLimitsForTest()->max_out_responses = 64;
+  tcp::MutableLimitsForTest()->stall_ms = 60000;
+  AutoServer srv;
+  ASSERT_NO_FATAL_FAILURE(srv.Start());
+  std::vector<uint8_t> mem(1 << 20, 0x33);
+  std::unique_ptr<Mr> mr;
+  ASSERT_EQ(srv.side.pd->RegMr(mem.data(), mem.size(), kAll, &mr), 0);
+  int fd = RawEstablished(srv.port, 16 << 10, 4 << 10);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(AwaitAccept(fd));
+  std::vector<uint8_t> flood;
+  FrameHeader rd;
+  rd.type = tcp::kFrameRead;
+  rd.addr = reinterpret_cast<uint64_t>(mem.data());
+  rd.rkey = mr->rkey();
+  rd.value = mem.size();
+  uint8_t b[kHeaderSize];
+  tcp::EncodeHeader(rd, b);
+  for (int i = 0; i < 2000; ++i) flood.insert(flood.end(), b, b + sizeof(b));
+  size_t off = 0;
+  int64_t max_held = 0;
+  int64_t end = NowMs() + 1000;
+  while (NowMs() < end) {
+    SendSome(fd, flood.data(), flood.size(), &off);
+    max_held = std::max(max_held, Held(srv.side.pd.get()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::printf(
+      "[ figures ] flooder sent %zu READs of 1 MiB; at most %lld bytes "
+      "held\n",
+      off / kHeaderSize, static_cast<long long>(max_held));
+  EXPECT_GT(max_held, 0);
+  EXPECT_LE(max_held, 65 * 128);  // 64 responses (+1 checked before counted)
+  close(fd);
 }
 
 // A peer that sends READ requests and never reads the data: its output

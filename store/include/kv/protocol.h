@@ -591,6 +591,53 @@ enum class InfoTopic : uint8_t {
   kMax = kPing,
 };
 
+inline constexpr size_t kInfoSize = 1;
+inline size_t EncodeInfo(InfoTopic topic, uint8_t* payload) {
+  Put8(payload, 0, static_cast<uint8_t>(topic));
+  return kInfoSize;
+}
+inline Status DecodeInfo(const uint8_t* payload, size_t len, InfoTopic* out) {
+  if (len < kInfoSize) return Status::InvalidArgument("INFO truncated");
+  if (payload[0] > static_cast<uint8_t>(InfoTopic::kMax)) {
+    return Status::InvalidArgument("INFO: unknown topic " +
+                                   std::to_string(payload[0]));
+  }
+  *out = static_cast<InfoTopic>(payload[0]);
+  return Status::Ok();
+}
+
+// INFO_ACK and ERROR payloads: 1 byte status (kv::StatusCode), then text.
+// Encodes into payload[0, cap) (cap >= 1); the text is cut to fit.
+inline size_t EncodeStatusText(StatusCode status, std::string_view text,
+                               uint8_t* payload, size_t cap) {
+  Put8(payload, 0, static_cast<uint8_t>(status));
+  const size_t n = text.size() < cap - 1 ? text.size() : cap - 1;
+  std::memcpy(payload + 1, text.data(), n);
+  return 1 + n;
+}
+inline Status DecodeStatusText(const uint8_t* payload, size_t len,
+                               StatusCode* status, std::string* text) {
+  if (len < 1) return Status::Corruption("status payload truncated");
+  if (payload[0] > kMaxStatusCode) {
+    return Status::Corruption("unknown status " + std::to_string(payload[0]));
+  }
+  *status = static_cast<StatusCode>(payload[0]);
+  text->assign(reinterpret_cast<const char*>(payload + 1), len - 1);
+  return Status::Ok();
+}
+
+// A whole message (header + payload) into out[0, kMaxMessage): returns its
+// size, or 0 when the payload does not fit.
+inline size_t EncodeMessage(const Header& h, const void* payload,
+                            size_t payload_len, uint8_t* out) {
+  if (payload_len > kMaxMessage - kHeaderSize) return 0;
+  Header copy = h;
+  copy.length = static_cast<uint32_t>(payload_len);
+  EncodeHeader(copy, out);
+  if (payload_len != 0) std::memcpy(out + kHeaderSize, payload, payload_len);
+  return kHeaderSize + payload_len;
+}
+
 }  // namespace kv::protocol
 
 #endif  // KV_PROTOCOL_H_

@@ -103,6 +103,7 @@ class Batch {
 };
 
 class Connection;
+class ClientState;
 
 class Client {
  public:
@@ -165,7 +166,7 @@ class Client {
  private:
   Client(ClientOptions options, std::unique_ptr<Connection> conn);
   ClientOptions options_;
-  std::unique_ptr<Connection> conn_;
+  std::unique_ptr<ClientState> state_;
 };
 
 }  // namespace kv

@@ -3,6 +3,7 @@
 #ifndef KV_SERVER_SERVER_OPTIONS_H_
 #define KV_SERVER_SERVER_OPTIONS_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -15,7 +16,22 @@ struct ServerOptions {
   std::string pool_path;
   uint64_t pool_size = 1ull << 30;  // used only when the pool is created
   Endpoint listen{"127.0.0.1", "7400"};
+  std::string provider = "auto";  // auto | tcp | verbs (RPMA_PROVIDER)
+  // Geometry of keyspaces this server creates (default, or a client's
+  // create-if-missing).
+  uint32_t segment_size = 4u << 20;
+  uint64_t index_capacity = 65536;
+  uint32_t max_connections = 256;
+  bool allow_create = false;
+  std::string access_keys_path;    // empty: no access control
+  double cleaner_threshold = 0.5;  // dead / (live + dead) that starts it
+  uint16_t max_inflight = 32;      // messages a client may have outstanding
+  std::chrono::milliseconds hello_timeout{5000};
 };
+
+// Parses a byte size: a number with an optional K, M, G or T suffix
+// (powers of 1024; "KiB", "MB" etc. accepted). invalid_argument otherwise.
+Result<uint64_t> ParseByteSize(const std::string& text);
 
 // Builds options from raw flag values.
 // Errors: invalid_argument for an empty pool path, a pool size below
@@ -23,6 +39,10 @@ struct ServerOptions {
 Result<ServerOptions> MakeServerOptions(const std::string& pool_path,
                                         uint64_t pool_size,
                                         const std::string& listen);
+
+// Checks the rest of the options (provider, segment size, limits).
+// Errors: invalid_argument naming the flag.
+Status ValidateServerOptions(const ServerOptions& o);
 
 }  // namespace kv::server
 

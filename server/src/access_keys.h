@@ -1,0 +1,50 @@
+// kv::server::AccessKeys — the --access_keys file: which keyspaces need a
+// key, and the check of a presented key.
+//
+// Format: one `keyspace secret` per line (secret 1..64 bytes, no spaces);
+// blank lines and lines starting with '#' are ignored. The file must be a
+// regular file not readable or writable by group or others (like an ssh
+// private key), or Load refuses it.
+// Thread-safety: immutable after Load; Check may run concurrently.
+#ifndef KV_SERVER_ACCESS_KEYS_H_
+#define KV_SERVER_ACCESS_KEYS_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kv/status.h"
+
+namespace kv::server {
+
+class AccessKeys {
+ public:
+  // No keys: every keyspace is open.
+  AccessKeys() = default;
+  // Errors: not_found / io_error (cannot read), permission_denied (group
+  // or other may access it), invalid_argument (a malformed line: its
+  // number; a bad keyspace name; a duplicate; a secret over 64 bytes).
+  static Result<std::unique_ptr<AccessKeys>> Load(const std::string& path);
+  // Parses file contents (Load after the permission check).
+  static Result<std::unique_ptr<AccessKeys>> Parse(std::string_view text);
+
+  // Whether `keyspace` is listed (needs a key).
+  bool Protected(std::string_view keyspace) const;
+  // Whether `key` is the keyspace's secret; constant time in the key's
+  // and the secret's contents (length is not secret: both are padded to
+  // 64 bytes). False for an unlisted keyspace.
+  bool Check(std::string_view keyspace, std::string_view key) const;
+  size_t size() const { return keys_.size(); }
+
+ private:
+  std::map<std::string, std::string, std::less<>> keys_;
+};
+
+// Compares a and b (each at most 64 bytes) without a data-dependent
+// branch or early exit. Exposed for tests.
+bool ConstantTimeEqual(std::string_view a, std::string_view b);
+
+}  // namespace kv::server
+
+#endif  // KV_SERVER_ACCESS_KEYS_H_

@@ -1,0 +1,93 @@
+#include "admission.h"
+
+#include "log.h"
+
+namespace kv::server {
+namespace {
+
+// Drops the decoder's "connect private data: " prefix: the reason field
+// holds 59 bytes, and the status already says it is about the connect.
+std::string ShortReason(const std::string& message) {
+  static constexpr std::string_view kPrefix = "connect private data: ";
+  if (message.rfind(kPrefix, 0) == 0) return message.substr(kPrefix.size());
+  if (message.rfind("connect: ", 0) == 0) return message.substr(9);
+  return message;
+}
+
+}  // namespace
+
+Admission::Admission(KeyspaceTable* keyspaces, const AccessKeys* keys,
+                     bool allow_create)
+    : keyspaces_(keyspaces), keys_(keys), allow_create_(allow_create) {}
+
+bool Admission::ParseConnect(const void* data, size_t len, ConnectRequest* out,
+                             Refusal* refusal) {
+  if (data == nullptr || len == 0) {
+    refusal->admit = protocol::Admit::kMalformed;
+    refusal->reason = "no private data (not an rpkv client?)";
+    return false;
+  }
+  Status st = protocol::DecodeConnect(data, len, &out->connect);
+  if (st.ok()) return true;
+  // The decoder checks magic, then version, then the rest: classify by
+  // the same fields so that the status names the first problem.
+  const auto* p = static_cast<const uint8_t*>(data);
+  if (len >= 4 && protocol::Get32(p, 0) != protocol::kMagic) {
+    refusal->admit = protocol::Admit::kBadMagic;
+  } else if (len >= 5 && p[4] != protocol::kVersion) {
+    refusal->admit = protocol::Admit::kBadVersion;
+  } else {
+    refusal->admit = protocol::Admit::kMalformed;
+  }
+  refusal->reason = ShortReason(st.message());
+  return false;
+}
+
+OpenKeyspace* Admission::Resolve(std::string_view name, bool create,
+                                 std::optional<std::string_view> access_key,
+                                 Refusal* refusal) {
+  const std::string quoted = "'" + std::string(name) + "'";
+  if (keys_ != nullptr && keys_->Protected(name)) {
+    if (!access_key.has_value() || access_key->empty()) {
+      refusal->admit = protocol::Admit::kAccessDenied;
+      refusal->reason = "keyspace " + quoted + " needs an access key";
+      return nullptr;
+    }
+    if (!keys_->Check(name, *access_key)) {
+      refusal->admit = protocol::Admit::kAccessDenied;
+      refusal->reason = "wrong access key for keyspace " + quoted;
+      return nullptr;
+    }
+  }
+  bool created = false;
+  Result<OpenKeyspace*> ks =
+      keyspaces_->Get(name, create && allow_create_, &created);
+  if (ks.ok()) {
+    if (created) Logf("created keyspace %s (client request)", quoted.c_str());
+    return *ks;
+  }
+  const Status& st = ks.status();
+  if (st.IsNotFound()) {
+    refusal->admit = protocol::Admit::kUnknownKeyspace;
+    refusal->reason =
+        create ? "no keyspace " + quoted + " and server lacks --allow_create"
+               : "no keyspace " + quoted;
+  } else if (st.IsNoSpace()) {
+    refusal->admit = protocol::Admit::kNoSpace;
+    refusal->reason = "no room to create keyspace " + quoted;
+  } else {
+    refusal->admit = protocol::Admit::kServerError;
+    refusal->reason = st.message();
+  }
+  return nullptr;
+}
+
+protocol::Accept RefusalAccept(const Refusal& r, uint64_t session_id) {
+  protocol::Accept a;
+  a.admit = r.admit;
+  a.session_id = session_id;
+  a.reason = r.reason;
+  return a;
+}
+
+}  // namespace kv::server

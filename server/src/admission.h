@@ -1,0 +1,63 @@
+// kv::server::Admission — who may connect to which keyspace.
+//
+// Two steps, both pure decisions (no connection is touched here):
+//  1. ParseConnect: the connect private data (kv::protocol::DecodeConnect)
+//     → a named keyspace, "HELLO follows", or a refusal (bad magic /
+//     version → kBadMagic / kBadVersion, anything else malformed).
+//  2. Resolve: name + create flag + access key (only a HELLO carries one)
+//     → the open keyspace, or a refusal: a keyspace listed in the access
+//     keys needs the right key (checked before its existence, so a
+//     refusal does not tell whether it exists); an unknown keyspace is
+//     created only with --allow_create and the create flag.
+// Thread-safety: thread-safe (KeyspaceTable locks).
+#ifndef KV_SERVER_ADMISSION_H_
+#define KV_SERVER_ADMISSION_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "access_keys.h"
+#include "keyspace_table.h"
+#include "kv/protocol.h"
+
+namespace kv::server {
+
+struct Refusal {
+  protocol::Admit admit = protocol::Admit::kServerError;
+  std::string reason;  // for the accept pdata (cut to 59 bytes) and the log
+};
+
+struct ConnectRequest {
+  protocol::Connect connect;
+  bool hello() const { return connect.flags & protocol::kConnectHello; }
+  bool create() const { return connect.flags & protocol::kConnectCreate; }
+};
+
+class Admission {
+ public:
+  Admission(KeyspaceTable* keyspaces, const AccessKeys* keys,
+            bool allow_create);
+
+  // Decodes connect private data (`data` may be null: none was sent).
+  static bool ParseConnect(const void* data, size_t len, ConnectRequest* out,
+                           Refusal* refusal);
+
+  // The keyspace a client may use, or nullptr with *refusal filled.
+  // `access_key` is set only for a HELLO (a connect never carries one).
+  OpenKeyspace* Resolve(std::string_view name, bool create,
+                        std::optional<std::string_view> access_key,
+                        Refusal* refusal);
+
+ private:
+  KeyspaceTable* const keyspaces_;
+  const AccessKeys* const keys_;
+  const bool allow_create_;
+};
+
+// Accept private data for a refusal (and the WELCOME of a refused HELLO).
+protocol::Accept RefusalAccept(const Refusal& r, uint64_t session_id);
+
+}  // namespace kv::server
+
+#endif  // KV_SERVER_ADMISSION_H_

@@ -1,0 +1,77 @@
+#include "cleaner_policy.h"
+
+#include "log.h"
+
+namespace kv::server {
+
+bool ShouldClean(const store::KeyspaceStats& s, double threshold) {
+  const uint64_t used = s.live_bytes + s.dead_bytes;
+  if (used == 0 || s.sealed_segments == 0) return false;
+  return static_cast<double>(s.dead_bytes) >
+         threshold * static_cast<double>(used);
+}
+
+CleanerPolicy::CleanerPolicy(KeyspaceTable* keyspaces, Stats* stats,
+                             double threshold, std::chrono::milliseconds period)
+    : keyspaces_(keyspaces),
+      stats_(stats),
+      threshold_(threshold),
+      period_(period) {}
+
+void CleanerPolicy::Start() {
+  thread_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      cv_.wait_for(lock, period_, [this] { return stop_; });
+      if (stop_) break;
+      lock.unlock();
+      RunOnce();
+      lock.lock();
+    }
+  });
+}
+
+void CleanerPolicy::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CleanerPolicy::RunOnce() {
+  for (OpenKeyspace* k : keyspaces_->All()) {
+    store::Keyspace& ks = *k->keyspace;
+    const store::KeyspaceStats before = ks.Stats();
+    if (!ShouldClean(before, threshold_)) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    Result<uint32_t> cleaned = ks.Clean(1.0 - threshold_);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count();
+    Stats::Add(stats_->cleaner_runs);
+    if (!cleaned.ok()) {
+      Stats::Add(stats_->cleaner_failures);
+      // Logged once per distinct failure, not every period.
+      std::string& last = last_failure_[ks.name()];
+      if (last == cleaned.status().message()) continue;
+      last = cleaned.status().message();
+      Logf("cleaner: keyspace '%s': %s", ks.name().c_str(),
+           cleaned.status().ToString().c_str());
+      continue;
+    }
+    Stats::Add(stats_->cleaner_segments, *cleaned);
+    last_failure_.erase(ks.name());
+    if (*cleaned == 0) continue;
+    const store::KeyspaceStats after = ks.Stats();
+    Logf(
+        "cleaner: keyspace '%s': %u segments cleaned in %lld ms, dead bytes "
+        "%llu -> %llu",
+        ks.name().c_str(), *cleaned, static_cast<long long>(ms),
+        static_cast<unsigned long long>(before.dead_bytes),
+        static_cast<unsigned long long>(after.dead_bytes));
+  }
+}
+
+}  // namespace kv::server

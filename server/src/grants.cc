@@ -1,0 +1,101 @@
+#include "grants.h"
+
+#include <librpma.h>
+
+#include <cstring>
+
+#include "kv/record_format.h"
+#include "log.h"
+
+namespace kv::server {
+namespace {
+
+// A granted segment with less room than this (a returned one nearly full)
+// is sealed and another taken: it cannot hold even the smallest record.
+constexpr uint64_t kMinRoom = record_format::RecordSize(1, 0);
+
+}  // namespace
+
+GrantHolder::GrantHolder(rpma_peer* peer, store::Keyspace* keyspace)
+    : peer_(peer), keyspace_(keyspace) {}
+
+GrantHolder::~GrantHolder() {
+  if (held_) (void)Seal();
+}
+
+Status GrantHolder::Acquire() {
+  store::SegmentGrant fresh{};
+  bool reserve = false;
+  for (int attempt = 0;; attempt++) {
+    Result<store::SegmentGrant> g = keyspace_->GrantSegment(false);
+    if (!g.ok() && g.status().IsNoSpace()) {
+      g = keyspace_->GrantSegment(true);
+      reserve = true;
+    }
+    if (!g.ok()) return g.status();
+    fresh = *g;
+    if (fresh.size - fresh.start >= kMinRoom) break;
+    Status st = keyspace_->SealSegment(fresh);
+    if (!st.ok() || attempt >= 8) {
+      return st.ok() ? Status::NoSpace("no segment with room to grant") : st;
+    }
+  }
+  rpma_mr_local* mr = nullptr;
+  int rc = rpma_mr_reg(peer_, keyspace_->GrantBytes(fresh),
+                       fresh.size - fresh.start, RPMA_MR_USAGE_WRITE_DST, &mr);
+  uint8_t desc[protocol::kDescriptorSize];
+  if (rc == 0) {
+    rc = rpma_mr_get_descriptor(mr, desc);
+    if (rc) rpma_mr_dereg(&mr);
+  }
+  if (rc) {
+    (void)keyspace_->ReturnSegment(fresh);
+    return Status::Unavailable(std::string("registering a grant failed: ") +
+                               rpma_err_2str(rc));
+  }
+  if (held_) {
+    Status st = Seal();
+    if (!st.ok())
+      Logf("sealing segment %u: %s", grant_.segment, st.ToString().c_str());
+  }
+  grant_ = fresh;
+  reserve_ = reserve;
+  mr_ = mr;
+  std::memcpy(desc_, desc, sizeof(desc_));
+  held_ = true;
+  return Status::Ok();
+}
+
+void GrantHolder::Deregister() {
+  if (mr_ == nullptr) return;
+  int rc = rpma_mr_dereg(&mr_);
+  if (rc) Logf("deregistering a grant: %s", rpma_err_2str(rc));
+  mr_ = nullptr;
+}
+
+Status GrantHolder::Seal() {
+  if (!held_) return Status::Ok();
+  Deregister();
+  held_ = false;
+  return keyspace_->SealSegment(grant_);
+}
+
+Status GrantHolder::Return() {
+  if (!held_) return Status::Ok();
+  Deregister();
+  held_ = false;
+  return keyspace_->ReturnSegment(grant_);
+}
+
+protocol::Grant GrantHolder::Describe() const {
+  protocol::Grant g;
+  if (!held_) return g;
+  g.segment = grant_.segment;
+  g.grant_id = grant_.grant_id;
+  g.start = grant_.start;
+  g.size = grant_.size;
+  std::memcpy(g.write_desc, desc_, sizeof(desc_));
+  return g;
+}
+
+}  // namespace kv::server

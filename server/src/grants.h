@@ -1,0 +1,66 @@
+// kv::server::GrantHolder — one connection's open segment and the write
+// registration over exactly its writable bytes.
+//
+// The registration (RPMA_MR_USAGE_WRITE_DST) covers
+// [GrantBytes(grant), + size - start): remote offset 0 is segment byte
+// `start`. It is always deregistered *before* the segment is sealed or
+// returned, so that no remote write can land in a segment the keyspace
+// has taken back.
+// Thread-safety: none; owned by one session thread.
+#ifndef KV_SERVER_GRANTS_H_
+#define KV_SERVER_GRANTS_H_
+
+#include <cstdint>
+
+#include "kv/protocol.h"
+#include "kv/status.h"
+#include "kv/store/keyspace.h"
+#include "kv/store/segment.h"
+
+struct rpma_peer;
+struct rpma_mr_local;
+
+namespace kv::server {
+
+class GrantHolder {
+ public:
+  GrantHolder(rpma_peer* peer, store::Keyspace* keyspace);
+  // Seals a grant still held (a session that ends without BYE).
+  ~GrantHolder();
+  GrantHolder(const GrantHolder&) = delete;
+  GrantHolder& operator=(const GrantHolder&) = delete;
+
+  // Takes a fresh segment (replacing the one held, which is sealed only
+  // once the new one is registered: on failure the old grant stays).
+  // The delete reserve is used only when the log is otherwise full; such
+  // a grant takes tombstones only (reserve_only()).
+  // Errors: no_space (log full, even the reserve), unavailable
+  // (registration failed), others from the keyspace.
+  Status Acquire();
+  // Deregisters, then seals: nothing more can be written or committed.
+  Status Seal();
+  // Deregisters, then returns the rest of the segment (BYE, shutdown).
+  Status Return();
+
+  bool held() const { return held_; }
+  bool reserve_only() const { return reserve_; }
+  const store::SegmentGrant& grant() const { return grant_; }
+  // The grant as the wire carries it (accept, REFILL_ACK).
+  protocol::Grant Describe() const;
+
+ private:
+  // Deregisters the current write region (if any).
+  void Deregister();
+
+  rpma_peer* const peer_;
+  store::Keyspace* const keyspace_;
+  bool held_ = false;
+  bool reserve_ = false;
+  store::SegmentGrant grant_{};
+  rpma_mr_local* mr_ = nullptr;
+  uint8_t desc_[protocol::kDescriptorSize] = {};
+};
+
+}  // namespace kv::server
+
+#endif  // KV_SERVER_GRANTS_H_

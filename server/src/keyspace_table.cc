@@ -1,0 +1,110 @@
+#include "keyspace_table.h"
+
+#include <librpma.h>
+
+#include "kv/record_format.h"
+#include "log.h"
+
+namespace kv::server {
+
+KeyspaceTable::KeyspaceTable(store::Pool* pool, rpma_peer* peer,
+                             CreateOptions create)
+    : pool_(pool), peer_(peer), create_(create) {}
+
+KeyspaceTable::~KeyspaceTable() { Close(); }
+
+Status KeyspaceTable::CreateIn(store::Pool* pool, std::string_view name,
+                               const CreateOptions& create) {
+  store::PoolInfo info = pool->Info();
+  store::KeyspaceOptions o;
+  o.segment_size = create.segment_size;
+  o.index_capacity = create.index_capacity;
+  // The default value limit, or what a segment holds next to the largest
+  // key (small segments).
+  const uint64_t fits = create.segment_size - record_format::kHeaderSize -
+                        record_format::kMaxKeySize - 64;
+  if (fits < o.max_value_size) o.max_value_size = static_cast<uint32_t>(fits);
+  // Half of what is left, in whole segments, so more keyspaces fit later.
+  // The index comes out of the same extent: leave room for it.
+  const uint64_t index_bytes =
+      (create.index_capacity / 2 + 2) * 64 + (1 << 20);  // pow2 rounding
+  const uint64_t half = info.largest_free / 2;
+  if (half <= index_bytes + 2ull * create.segment_size) {
+    return Status::NoSpace("pool has no room for another keyspace (" +
+                           std::to_string(info.largest_free) + " bytes free)");
+  }
+  o.log_size = (half - index_bytes) / create.segment_size * create.segment_size;
+  Result<std::shared_ptr<store::Keyspace>> ks = pool->CreateKeyspace(name, o);
+  return ks.status();
+}
+
+Result<OpenKeyspace*> KeyspaceTable::Get(std::string_view name, bool create,
+                                         bool* created) {
+  if (created != nullptr) *created = false;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_.find(name);
+  if (it != open_.end()) return it->second.get();
+  Result<std::shared_ptr<store::Keyspace>> ks = pool_->GetKeyspace(name);
+  if (!ks.ok() && ks.status().IsNotFound() && create) {
+    Status st = CreateIn(pool_, name, create_);
+    if (!st.ok()) return st;
+    if (created != nullptr) *created = true;
+    ks = pool_->GetKeyspace(name);
+  }
+  if (!ks.ok()) return ks.status();
+  return Register(std::move(ks).value());
+}
+
+Result<OpenKeyspace*> KeyspaceTable::Register(
+    std::shared_ptr<store::Keyspace> ks) {
+  auto open = std::make_unique<OpenKeyspace>();
+  open->keyspace = std::move(ks);
+  open->region = open->keyspace->region();
+  int rc = rpma_mr_reg(peer_, open->region.base, open->region.size,
+                       RPMA_MR_USAGE_READ_SRC, &open->read_mr);
+  if (rc) {
+    return Status::Unavailable("registering the read region of keyspace '" +
+                               open->keyspace->name() +
+                               "' failed: " + rpma_err_2str(rc));
+  }
+  rc = rpma_mr_get_descriptor(open->read_mr, open->read_desc);
+  if (rc) {
+    rpma_mr_dereg(&open->read_mr);
+    return Status::Unavailable(std::string("read descriptor: ") +
+                               rpma_err_2str(rc));
+  }
+  OpenKeyspace* raw = open.get();
+  open_.emplace(open->keyspace->name(), std::move(open));
+  return raw;
+}
+
+std::vector<OpenKeyspace*> KeyspaceTable::All() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<OpenKeyspace*> out;
+  for (auto& [name, open] : open_) out.push_back(open.get());
+  return out;
+}
+
+std::vector<std::string> KeyspaceTable::Names() {
+  std::vector<std::string> out;
+  for (const store::KeyspaceInfo& k : pool_->ListKeyspaces()) {
+    out.push_back(k.name);
+  }
+  return out;
+}
+
+void KeyspaceTable::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [name, open] : open_) {
+    if (open->read_mr != nullptr) {
+      int rc = rpma_mr_dereg(&open->read_mr);
+      if (rc) {
+        Logf("deregistering the read region of '%s': %s", name.c_str(),
+             rpma_err_2str(rc));
+      }
+    }
+  }
+  open_.clear();
+}
+
+}  // namespace kv::server

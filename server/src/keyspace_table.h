@@ -1,0 +1,80 @@
+// kv::server::KeyspaceTable — the keyspaces this server has open, each
+// with its one read-only registration (RPMA_MR_USAGE_READ_SRC over
+// Keyspace::region(): index and log), shared by all its sessions.
+//
+// Entries are created on first use and live until Close(), so an
+// OpenKeyspace* stays valid for every session (sessions end before Close).
+// Thread-safety: Get/All/Names are thread-safe.
+// Teardown: Close() deregisters every read region and drops the keyspace
+// handles; call it after every session ended and before the peer is
+// deleted and the pool closed.
+#ifndef KV_SERVER_KEYSPACE_TABLE_H_
+#define KV_SERVER_KEYSPACE_TABLE_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kv/protocol.h"
+#include "kv/status.h"
+#include "kv/store/keyspace.h"
+#include "kv/store/pool.h"
+
+struct rpma_peer;
+struct rpma_mr_local;
+
+namespace kv::server {
+
+struct OpenKeyspace {
+  std::shared_ptr<store::Keyspace> keyspace;
+  store::Keyspace::Region region;
+  rpma_mr_local* read_mr = nullptr;
+  uint8_t read_desc[protocol::kDescriptorSize] = {};
+};
+
+// Geometry of the keyspaces this server creates.
+struct CreateOptions {
+  uint32_t segment_size = 4u << 20;
+  uint64_t index_capacity = 65536;
+};
+
+class KeyspaceTable {
+ public:
+  KeyspaceTable(store::Pool* pool, rpma_peer* peer, CreateOptions create);
+  ~KeyspaceTable();
+  KeyspaceTable(const KeyspaceTable&) = delete;
+  KeyspaceTable& operator=(const KeyspaceTable&) = delete;
+
+  // The open keyspace `name`, registering its read region on first use;
+  // with `create`, creates it when missing (*created says so; its log
+  // gets half of the pool's largest free extent).
+  // Errors: not_found (no such keyspace, create not asked), no_space (no
+  // room to create it), unavailable (registering failed), others from
+  // the pool.
+  Result<OpenKeyspace*> Get(std::string_view name, bool create, bool* created);
+  // Creates `name` in the pool without opening it for remote access (the
+  // server's `default` at pool creation).
+  static Status CreateIn(store::Pool* pool, std::string_view name,
+                         const CreateOptions& create);
+  // Every keyspace opened so far.
+  std::vector<OpenKeyspace*> All();
+  // Names of every keyspace in the pool.
+  std::vector<std::string> Names();
+  void Close();
+
+ private:
+  Result<OpenKeyspace*> Register(std::shared_ptr<store::Keyspace> ks);
+
+  store::Pool* const pool_;
+  rpma_peer* const peer_;
+  const CreateOptions create_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<OpenKeyspace>, std::less<>> open_;
+};
+
+}  // namespace kv::server
+
+#endif  // KV_SERVER_KEYSPACE_TABLE_H_

@@ -1,0 +1,201 @@
+// kvserver: the rpkv server. Flags (gflags), signals, exit codes; the
+// lifecycle itself is Server's.
+//
+// Exit codes: 0 clean shutdown (SIGTERM/SIGINT), 2 bad command line,
+// 3 runtime failure (pool busy or damaged, cannot listen, bad access keys).
+#include <gflags/gflags.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kv/server/server_options.h"
+#include "log.h"
+#include "server.h"
+
+DEFINE_string(pool, "", "path of the pool file (created when missing)");
+DEFINE_string(pool_size, "1G",
+              "size of a pool this server creates (K/M/G/T suffixes)");
+DEFINE_string(listen, "127.0.0.1:7400", "address to accept clients on");
+DEFINE_string(provider, "auto",
+              "RDMA provider: auto, tcp or verbs (sets RPMA_PROVIDER)");
+DEFINE_string(segment_size, "4M",
+              "log segment size of keyspaces this server creates");
+DEFINE_uint64(index_capacity, 65536,
+              "keys the index of a keyspace this server creates is sized for");
+DEFINE_uint32(max_connections, 256, "connections served at once");
+DEFINE_bool(allow_create, false,
+            "let clients create missing keyspaces (create-if-missing flag)");
+DEFINE_string(access_keys, "",
+              "file of 'keyspace secret' lines (mode 600): listed keyspaces "
+              "need their key");
+DEFINE_double(cleaner_threshold, 0.5,
+              "dead/(live+dead) fraction of a keyspace that starts the "
+              "cleaner");
+DEFINE_uint32(max_inflight, 32, "messages a client may have outstanding");
+DEFINE_uint32(hello_timeout_ms, 5000,
+              "how long a connection may take to send HELLO");
+
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitRuntime = 3;
+
+int g_stop_fd = -1;
+
+void OnSignal(int) {
+  uint64_t one = 1;
+  (void)!write(g_stop_fd, &one, sizeof(one));
+}
+
+bool OurFlag(const std::string& name, gflags::CommandLineFlagInfo* info) {
+  return gflags::GetCommandLineFlagInfo(name.c_str(), info) &&
+         info->filename == __FILE__;
+}
+
+void PrintUsage() {
+  std::string text =
+      "kvserver: the rpkv server (remote persistent-memory key-value store)\n"
+      "usage: kvserver --pool=PATH [flags]\n\nflags:\n";
+  std::vector<gflags::CommandLineFlagInfo> all;
+  gflags::GetAllFlags(&all);
+  for (const auto& f : all) {
+    if (f.filename != __FILE__) continue;
+    text += "  --" + f.name + "  " + f.description + " (default: " +
+            (f.default_value.empty() ? "\"\"" : f.default_value) + ")\n";
+  }
+  text +=
+      "\nexit codes: 0 clean shutdown, 2 bad command line, 3 runtime "
+      "failure\nsignals: SIGTERM/SIGINT shut down cleanly\n";
+  fputs(text.c_str(), stdout);
+}
+
+int Usage(const std::string& why) {
+  fprintf(stderr, "kvserver: %s (see kvserver --help)\n", why.c_str());
+  return kExitUsage;
+}
+
+// Parses argv through gflags' registry without letting gflags exit: an
+// unknown flag or a bad value is our usage error (exit 2). Returns -1 to
+// go on, else the exit code.
+int ParseFlags(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-help" || arg == "-h") {
+      PrintUsage();
+      return 0;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      return Usage("unexpected argument '" + arg + "'");
+    }
+    std::string body = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::string name = body, value;
+    bool has_value = false;
+    if (size_t eq = body.find('='); eq != std::string::npos) {
+      name = body.substr(0, eq);
+      value = body.substr(eq + 1);
+      has_value = true;
+    }
+    gflags::CommandLineFlagInfo info;
+    if (!OurFlag(name, &info)) {
+      if (!has_value && name.rfind("no", 0) == 0 &&
+          OurFlag(name.substr(2), &info) && info.type == "bool") {
+        name = name.substr(2);
+        value = "false";
+        has_value = true;
+      } else {
+        return Usage("unknown flag --" + name);
+      }
+    }
+    if (!has_value) {
+      if (info.type == "bool") {
+        value = "true";
+      } else if (i + 1 < argc) {
+        value = argv[++i];
+      } else {
+        return Usage("flag --" + name + " needs a value");
+      }
+    }
+    if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty()) {
+      return Usage("bad value '" + value + "' for --" + name);
+    }
+  }
+  return -1;
+}
+
+int BuildOptions(kv::server::ServerOptions* out) {
+  using kv::server::ParseByteSize;
+  kv::Result<uint64_t> pool_size = ParseByteSize(FLAGS_pool_size);
+  if (!pool_size.ok())
+    return Usage("--pool_size: " + pool_size.status().message());
+  kv::Result<uint64_t> seg = ParseByteSize(FLAGS_segment_size);
+  if (!seg.ok()) return Usage("--segment_size: " + seg.status().message());
+  if (*seg > (1ull << 30)) return Usage("--segment_size must be at most 1G");
+  auto o = kv::server::MakeServerOptions(FLAGS_pool, *pool_size, FLAGS_listen);
+  if (!o.ok()) return Usage(o.status().message());
+  o->provider = FLAGS_provider;
+  o->segment_size = static_cast<uint32_t>(*seg);
+  o->index_capacity = FLAGS_index_capacity;
+  o->max_connections = FLAGS_max_connections;
+  o->allow_create = FLAGS_allow_create;
+  o->access_keys_path = FLAGS_access_keys;
+  o->cleaner_threshold = FLAGS_cleaner_threshold;
+  if (FLAGS_max_inflight == 0 || FLAGS_max_inflight > 1024) {
+    return Usage("--max_inflight must be 1..1024");
+  }
+  o->max_inflight = static_cast<uint16_t>(FLAGS_max_inflight);
+  o->hello_timeout = std::chrono::milliseconds(FLAGS_hello_timeout_ms);
+  kv::Status st = kv::server::ValidateServerOptions(*o);
+  if (!st.ok()) return Usage(st.message());
+  *out = std::move(o).value();
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage("kvserver --pool=PATH [flags]");
+  if (int rc = ParseFlags(argc, argv); rc >= 0) return rc;
+  kv::server::ServerOptions options;
+  if (int rc = BuildOptions(&options); rc >= 0) return rc;
+
+  // The provider must be chosen before any rpma call. Without the flag,
+  // RPMA_PROVIDER from the environment (if any) stands.
+  gflags::CommandLineFlagInfo pinfo;
+  gflags::GetCommandLineFlagInfo("provider", &pinfo);
+  if (!pinfo.is_default) setenv("RPMA_PROVIDER", options.provider.c_str(), 1);
+
+  // Signals only write to an eventfd; Server::Run polls it.
+  g_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (g_stop_fd < 0) {
+    kv::server::Log("eventfd failed");
+    return kExitRuntime;
+  }
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto server = kv::server::Server::Open(options);
+  if (!server.ok()) {
+    const kv::Status& st = server.status();
+    std::string hint;
+    if (st.code() == kv::StatusCode::kBusy) {
+      hint = " (another kvserver or a kvadmin write holds this pool)";
+    }
+    kv::server::Logf("cannot start: %s%s", st.ToString().c_str(), hint.c_str());
+    return kExitRuntime;
+  }
+  (*server)->Run(g_stop_fd);
+  server->reset();
+  kv::server::Log("stopped");
+  return 0;
+}

@@ -1,0 +1,323 @@
+#include "server.h"
+
+#include <fcntl.h>
+#include <librpma.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "log.h"
+
+namespace kv::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Refused connections wait at most this long for ESTABLISHED/CLOSED
+// before they are deleted, and at most this many wait at once (the
+// oldest goes first): a flood of bad connects cannot pile up.
+constexpr auto kClosingGrace = std::chrono::milliseconds(2000);
+constexpr size_t kMaxClosing = 512;
+
+int SetNonBlocking(int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+Status RpmaStatus(const std::string& what, int rc) {
+  return Status::Unavailable(what + ": " + rpma_err_2str(rc));
+}
+
+}  // namespace
+
+Server::Server(const ServerOptions& options) : options_(options) {}
+
+Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
+  std::unique_ptr<Server> s(new Server(options));
+  if (!options.access_keys_path.empty()) {
+    Result<std::unique_ptr<AccessKeys>> keys =
+        AccessKeys::Load(options.access_keys_path);
+    if (!keys.ok()) return keys.status();
+    s->keys_ = std::move(keys).value();
+    Logf("access keys: %zu keyspaces need a key (%s)", s->keys_->size(),
+         options.access_keys_path.c_str());
+  }
+  KV_RETURN_IF_ERROR(s->OpenPool());
+  KV_RETURN_IF_ERROR(s->OpenRpma());
+  s->keyspaces_ = std::make_unique<KeyspaceTable>(
+      s->pool_.get(), s->peer_,
+      CreateOptions{options.segment_size, options.index_capacity});
+  s->admission_ = std::make_unique<Admission>(
+      s->keyspaces_.get(), s->keys_.get(), options.allow_create);
+  s->cleaner_ = std::make_unique<CleanerPolicy>(s->keyspaces_.get(), &s->stats_,
+                                                options.cleaner_threshold,
+                                                std::chrono::milliseconds(200));
+  s->session_stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->session_stop_fd_ < 0) return Status::IoError("eventfd failed");
+  return s;
+}
+
+Status Server::OpenPool() {
+  Result<std::unique_ptr<store::Pool>> pool =
+      store::Pool::Open(options_.pool_path);
+  if (!pool.ok() && pool.status().IsNotFound()) {
+    pool = store::Pool::Create(options_.pool_path, options_.pool_size);
+    if (!pool.ok()) return pool.status();
+    Status st = KeyspaceTable::CreateIn(
+        pool->get(), "default",
+        CreateOptions{options_.segment_size, options_.index_capacity});
+    if (!st.ok()) {
+      return Status(st.code(), "creating keyspace 'default': " + st.message());
+    }
+    Logf("created pool %s (%llu bytes) with keyspace 'default'",
+         options_.pool_path.c_str(),
+         static_cast<unsigned long long>(options_.pool_size));
+  } else if (!pool.ok()) {
+    return pool.status();
+  }
+  pool_ = std::move(pool).value();
+  store::PoolInfo info = pool_->Info();
+  for (const std::string& note : info.recovery_notes) {
+    Logf("recovery: %s", note.c_str());
+  }
+  Logf("pool %s: %u keyspaces, %s granularity, %llu bytes free",
+       options_.pool_path.c_str(), info.keyspaces, info.granularity.c_str(),
+       static_cast<unsigned long long>(info.free_bytes));
+  return Status::Ok();
+}
+
+Status Server::OpenRpma() {
+  const std::string& host = options_.listen.host;
+  ibv_context* ctx = nullptr;
+  int rc = rpma_utils_get_ibv_context(host.c_str(), RPMA_UTIL_IBV_CONTEXT_LOCAL,
+                                      &ctx);
+  if (rc) {
+    return RpmaStatus("cannot listen on " + options_.listen.ToString() +
+                          ": no RDMA device for " + host,
+                      rc);
+  }
+  const char* dev = ctx->device != nullptr ? ctx->device->name : "";
+  provider_ = std::strncmp(dev, "rpma_tcp", 8) == 0
+                  ? "tcp"
+                  : std::string("verbs (") + dev + ")";
+  if ((rc = rpma_peer_new(ctx, &peer_))) return RpmaStatus("rpma_peer_new", rc);
+  rc = rpma_ep_listen(peer_, host.c_str(), options_.listen.port.c_str(), &ep_);
+  if (rc) {
+    return RpmaStatus(
+        "cannot listen on " + options_.listen.ToString() + " (address in use?)",
+        rc);
+  }
+  int fd = -1;
+  rpma_ep_get_fd(ep_, &fd);
+  SetNonBlocking(fd);
+  // Queue sizes for max_inflight receives, twice as many sends (a reply's
+  // completion may lag the next request) and their completions.
+  const uint32_t inflight = options_.max_inflight;
+  rpma_conn_cfg_new(&cfg_);
+  rpma_conn_cfg_set_rq_size(cfg_, inflight);
+  rpma_conn_cfg_set_sq_size(cfg_, 2 * inflight + 1);
+  rpma_conn_cfg_set_cq_size(cfg_, 3 * inflight + 2);
+  return Status::Ok();
+}
+
+Server::~Server() { Shutdown(); }
+
+void Server::Run(int stop_fd) {
+  cleaner_->Start();
+  Logf("ready on %s (provider %s, pool %s, max %u connections)",
+       options_.listen.ToString().c_str(), provider_.c_str(),
+       options_.pool_path.c_str(), options_.max_connections);
+  int ep_fd = -1;
+  rpma_ep_get_fd(ep_, &ep_fd);
+  for (;;) {
+    std::vector<pollfd> fds = {{ep_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    for (const Closing& c : closing_) {
+      int fd = -1;
+      rpma_conn_get_event_fd(c.conn, &fd);
+      fds.push_back({fd, POLLIN, 0});
+    }
+    int n = poll(fds.data(), fds.size(), 100);
+    if (n < 0 && errno != EINTR) break;
+    if (fds[1].revents) break;
+    if (fds[0].revents) AcceptPending();
+    ReapClosing(false);
+    ReapSessions(false);
+  }
+  Log("shutting down: no new connections; finishing sessions");
+}
+
+void Server::AcceptPending() {
+  for (;;) {
+    rpma_conn_req* req = nullptr;
+    int rc = rpma_ep_next_conn_req(ep_, cfg_, &req);
+    if (rc == RPMA_E_NO_EVENT) return;
+    if (rc) {
+      // A request that could not be set up (e.g. the peer vanished):
+      // nothing to answer; keep serving.
+      Logf("incoming connection failed: %s", rpma_err_2str(rc));
+      if (rc != RPMA_E_INVAL) return;
+      continue;
+    }
+    Admit(req);
+  }
+}
+
+void Server::Admit(rpma_conn_req* req) {
+  const uint64_t id = next_session_id_++;
+  rpma_conn_private_data pd{};
+  rpma_conn_req_get_private_data(req, &pd);
+  ConnectRequest cr;
+  Refusal r;
+  if (!Admission::ParseConnect(pd.ptr, pd.len, &cr, &r)) {
+    return Refuse(req, r, id);
+  }
+  const uint64_t active = stats_.connections_active.load();
+  if (active >= options_.max_connections) {
+    return Refuse(req,
+                  {protocol::Admit::kTooManyConnections,
+                   "server has " + std::to_string(active) +
+                       " connections (--max_connections)"},
+                  id);
+  }
+  OpenKeyspace* ks = nullptr;
+  if (!cr.hello()) {
+    ks = admission_->Resolve(cr.connect.name, cr.create(), std::nullopt, &r);
+    if (ks == nullptr) return Refuse(req, r, id);
+  }
+  SessionEnv env;
+  env.peer = peer_;
+  env.admission = admission_.get();
+  env.keyspaces = keyspaces_.get();
+  env.stats = &stats_;
+  env.stop_fd = session_stop_fd_;
+  env.max_inflight = options_.max_inflight;
+  env.hello_timeout = options_.hello_timeout;
+  env.provider = provider_;
+  Result<std::unique_ptr<Session>> made = Session::Create(env, id);
+  if (!made.ok()) {
+    return Refuse(req, {protocol::Admit::kServerError, made.status().message()},
+                  id);
+  }
+  std::unique_ptr<Session> session = std::move(made).value();
+  if (ks != nullptr && !session->Bind(ks, &r)) return Refuse(req, r, id);
+  Status st = session->PostReceives(req);
+  if (!st.ok()) {
+    return Refuse(req, {protocol::Admit::kServerError, st.message()}, id);
+  }
+  uint8_t pdata[protocol::kAcceptSize];
+  protocol::EncodeAccept(session->AcceptData(), pdata);
+  rpma_conn_private_data out{pdata, static_cast<uint8_t>(sizeof(pdata))};
+  rpma_conn* conn = nullptr;
+  int rc = rpma_conn_req_connect(&req, &out, &conn);
+  if (rc) {
+    // The request is consumed; the session's grant is sealed with it.
+    Logf("session %llu: accepting failed: %s",
+         static_cast<unsigned long long>(id), rpma_err_2str(rc));
+    return;
+  }
+  session->Attach(conn);
+  stats_.connections_active.fetch_add(1);
+  Stats::Add(stats_.connections_total);
+  if (cr.hello()) {
+    Logf("session %llu: connected, waiting for HELLO",
+         static_cast<unsigned long long>(id));
+  } else {
+    Logf("session %llu admitted: keyspace '%s'",
+         static_cast<unsigned long long>(id), cr.connect.name.c_str());
+  }
+  Session* raw = session.get();
+  sessions_.push_back(Running{std::move(session), std::thread()});
+  sessions_.back().thread = std::thread([raw] { raw->Run(); });
+}
+
+void Server::Refuse(rpma_conn_req* req, const Refusal& r, uint64_t id) {
+  Stats::Add(stats_.refusals);
+  Logf("connection %llu refused: %s: %s", static_cast<unsigned long long>(id),
+       std::string(protocol::AdmitName(r.admit)).c_str(), r.reason.c_str());
+  uint8_t pdata[protocol::kAcceptSize];
+  protocol::EncodeAccept(RefusalAccept(r, id), pdata);
+  rpma_conn_private_data out{pdata, static_cast<uint8_t>(sizeof(pdata))};
+  rpma_conn* conn = nullptr;
+  if (rpma_conn_req_connect(&req, &out, &conn) != 0) return;
+  if (closing_.size() >= kMaxClosing) {
+    rpma_conn_delete(&closing_.front().conn);
+    closing_.erase(closing_.begin());
+  }
+  int fd = -1;
+  rpma_conn_get_event_fd(conn, &fd);
+  SetNonBlocking(fd);
+  closing_.push_back(Closing{conn, Clock::now() + kClosingGrace, false});
+}
+
+void Server::ReapClosing(bool all) {
+  const auto now = Clock::now();
+  for (size_t i = 0; i < closing_.size();) {
+    Closing& c = closing_[i];
+    bool gone = all || now >= c.deadline;
+    rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+    while (!gone && rpma_conn_next_event(c.conn, &ev) == 0) {
+      if (ev == RPMA_CONN_ESTABLISHED && !c.disconnected) {
+        // The refusal's private data has reached the client: hang up.
+        rpma_conn_disconnect(c.conn);
+        c.disconnected = true;
+      } else if (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST) {
+        gone = true;
+      }
+    }
+    if (gone) {
+      if (!c.disconnected) rpma_conn_disconnect(c.conn);
+      rpma_conn_delete(&c.conn);
+      closing_.erase(closing_.begin() + static_cast<long>(i));
+    } else {
+      i++;
+    }
+  }
+}
+
+void Server::ReapSessions(bool all) {
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    if (all || it->session->done()) {
+      if (it->thread.joinable()) it->thread.join();
+      it = sessions_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Server::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  // 1. No new connections.
+  if (ep_ != nullptr) rpma_ep_shutdown(&ep_);
+  // 2. Every session handles what it has received, returns its grant and
+  //    disconnects; their threads end.
+  if (session_stop_fd_ >= 0) {
+    uint64_t one = 1;
+    (void)!write(session_stop_fd_, &one, sizeof(one));
+  }
+  const size_t n = sessions_.size();
+  ReapSessions(true);
+  ReapClosing(true);
+  if (n != 0) Logf("shutdown: %zu sessions closed", n);
+  // 3. The cleaner (it may be mid-run: Stop waits).
+  if (cleaner_ != nullptr) cleaner_->Stop();
+  // 4. Read regions, then the peer they were registered with.
+  if (keyspaces_ != nullptr) keyspaces_->Close();
+  if (cfg_ != nullptr) rpma_conn_cfg_delete(&cfg_);
+  if (peer_ != nullptr) rpma_peer_delete(&peer_);
+  // 5. The pool: keyspace handles first, then the pool itself (persists
+  //    the index and marks every keyspace cleanly closed).
+  admission_.reset();
+  keyspaces_.reset();
+  if (pool_ != nullptr) {
+    pool_.reset();
+    Log("pool closed cleanly");
+  }
+  if (session_stop_fd_ >= 0) close(session_stop_fd_);
+  session_stop_fd_ = -1;
+}
+
+}  // namespace kv::server

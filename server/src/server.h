@@ -1,0 +1,97 @@
+// kv::server::Server — kvserver's lifecycle: opens (or creates) the pool,
+// the RPMA peer and the listening endpoint; admits connections (one
+// thread per session); runs the cleaner; shuts down cleanly.
+//
+// Open() → Run(stop_fd) (returns when stop_fd becomes readable) → the
+// destructor, whose order is the shutdown: stop accepting, let every
+// session finish the messages it has (in-flight commits complete), return
+// its grant and disconnect; stop the cleaner; deregister the read
+// regions; delete the peer; close the pool (marked clean).
+// Thread-safety: Open/Run/destructor from one thread.
+#ifndef KV_SERVER_SERVER_H_
+#define KV_SERVER_SERVER_H_
+
+#include <atomic>
+#include <list>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "access_keys.h"
+#include "admission.h"
+#include "cleaner_policy.h"
+#include "keyspace_table.h"
+#include "kv/server/server_options.h"
+#include "kv/status.h"
+#include "kv/store/pool.h"
+#include "session.h"
+#include "stats.h"
+
+struct rpma_peer;
+struct rpma_ep;
+struct rpma_conn;
+struct rpma_conn_cfg;
+struct rpma_conn_req;
+
+namespace kv::server {
+
+class Server {
+ public:
+  // Errors: busy (another process holds the pool), corruption / io_error
+  // (pool), unavailable (no RDMA device / cannot listen: message starts
+  // "cannot listen"), invalid_argument / permission_denied (access keys).
+  static Result<std::unique_ptr<Server>> Open(const ServerOptions& options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Accepts connections until stop_fd is readable. Logs the ready line
+  // first.
+  void Run(int stop_fd);
+  // The address actually listened on.
+  const Endpoint& endpoint() const { return options_.listen; }
+
+ private:
+  explicit Server(const ServerOptions& options);
+  Status OpenPool();
+  Status OpenRpma();
+  void AcceptPending();
+  void Admit(rpma_conn_req* req);
+  // Accepts with a refusal status and disconnects once it is established.
+  void Refuse(rpma_conn_req* req, const Refusal& r, uint64_t session_id);
+  void ReapClosing(bool all);
+  void ReapSessions(bool all);
+  void Shutdown();
+
+  struct Closing {
+    rpma_conn* conn = nullptr;
+    std::chrono::steady_clock::time_point deadline;
+    bool disconnected = false;
+  };
+  struct Running {
+    std::unique_ptr<Session> session;
+    std::thread thread;
+  };
+
+  ServerOptions options_;
+  std::unique_ptr<store::Pool> pool_;
+  std::unique_ptr<AccessKeys> keys_;
+  Stats stats_;
+  rpma_peer* peer_ = nullptr;
+  rpma_ep* ep_ = nullptr;
+  rpma_conn_cfg* cfg_ = nullptr;
+  std::unique_ptr<KeyspaceTable> keyspaces_;
+  std::unique_ptr<Admission> admission_;
+  std::unique_ptr<CleanerPolicy> cleaner_;
+  std::string provider_;
+  int session_stop_fd_ = -1;  // eventfd, written once at shutdown
+  std::list<Running> sessions_;
+  std::vector<Closing> closing_;
+  uint64_t next_session_id_ = 1;
+  bool shut_down_ = false;
+};
+
+}  // namespace kv::server
+
+#endif  // KV_SERVER_SERVER_H_

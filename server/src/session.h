@@ -1,0 +1,135 @@
+// kv::server::Session — one client connection: its keyspace (the shared
+// read region), its grant (write region), its posted receives and send
+// buffers, and the handling of its messages (HELLO, COMMIT, REFILL, INFO,
+// BYE), each answered in order.
+//
+// Life: the acceptor Create()s a session, Bind()s it to an admitted
+// keyspace (or leaves it waiting for HELLO), PostReceives() on the
+// request, accepts with AcceptData() and hands the connection to Run()
+// on the session's own thread. Run() returns when the client says BYE,
+// disconnects or dies (CLOSED/LOST), breaks the protocol (ERROR sent),
+// does not send HELLO in time, or the server shuts down (messages already
+// received are still handled first).
+// Buffers: the receive slots and send slots are one registration owned by
+// the session; a posted receive owns its slot until its completion is
+// reaped, a posted send until its completion. Teardown order: grant
+// (deregistered, then sealed or returned), connection (disconnect,
+// delete), then the message buffers.
+// Thread-safety: Run() on one thread; done() from any.
+#ifndef KV_SERVER_SESSION_H_
+#define KV_SERVER_SESSION_H_
+
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "admission.h"
+#include "grants.h"
+#include "keyspace_table.h"
+#include "kv/protocol.h"
+#include "stats.h"
+
+struct rpma_peer;
+struct rpma_conn;
+struct rpma_conn_req;
+struct rpma_mr_local;
+struct rpma_cq;
+
+namespace kv::server {
+
+struct SessionEnv {
+  rpma_peer* peer = nullptr;
+  Admission* admission = nullptr;
+  KeyspaceTable* keyspaces = nullptr;
+  Stats* stats = nullptr;
+  int stop_fd = -1;  // readable once the server shuts down
+  uint16_t max_inflight = 32;
+  std::chrono::milliseconds hello_timeout{5000};
+  std::string provider;
+};
+
+class Session {
+ public:
+  // Registers the message buffers. Errors: unavailable.
+  static Result<std::unique_ptr<Session>> Create(const SessionEnv& env,
+                                                 uint64_t id);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Uses `ks` and takes a grant there. false with *refusal (no space, or
+  // the registration failed).
+  bool Bind(OpenKeyspace* ks, Refusal* refusal);
+  // Posts every receive on the request before it is accepted, so a
+  // message sent right after ESTABLISHED finds a buffer.
+  Status PostReceives(rpma_conn_req* req);
+  // What to accept with: ok + geometry + descriptors when bound, else
+  // "hello required".
+  protocol::Accept AcceptData() const;
+  // The accepted connection (owned from now on).
+  void Attach(rpma_conn* conn) { conn_ = conn; }
+  // The session's thread body.
+  void Run();
+
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  uint64_t id() const { return id_; }
+
+ private:
+  enum class End { kNone, kBye, kPeerGone, kError, kHelloTimeout, kShutdown };
+
+  Session(const SessionEnv& env, uint64_t id);
+  // Reaps every available completion (and those deferred by a send that
+  // waited for a slot), handling received messages in order.
+  void Drain();
+  void HandleCompletion(const ibv_wc& wc);
+  void HandleMessage(const uint8_t* data, size_t len);
+  void HandleHello(const protocol::Header& h, const uint8_t* payload);
+  void HandleCommit(const protocol::Header& h, const uint8_t* payload);
+  void HandleRefill(const protocol::Header& h);
+  void HandleInfo(const protocol::Header& h, const uint8_t* payload);
+  void HandleEvents();
+  // Sends ERROR and ends the session (protocol violation).
+  void Fail(uint32_t request_id, StatusCode code, const std::string& why);
+  // WELCOME with a refusal, then end.
+  void RefuseHello(const Refusal& r);
+  // Sends one message; waits (bounded) for a free send slot.
+  void Send(protocol::Type type, uint32_t request_id, const uint8_t* payload,
+            size_t len);
+  bool WaitSendSlot(std::chrono::milliseconds timeout);
+  void RepostReceive(size_t slot);
+  void Finish();
+  std::string ServerText() const;
+  void EndWith(End e) {
+    if (end_ == End::kNone) end_ = e;
+  }
+
+  const SessionEnv env_;
+  const uint64_t id_;
+  const size_t recv_slots_;
+  const size_t send_slots_;
+  std::vector<uint8_t> buf_;  // recv slots, then send slots
+  rpma_mr_local* mr_ = nullptr;
+  rpma_conn* conn_ = nullptr;
+  rpma_cq* cq_ = nullptr;
+  OpenKeyspace* ks_ = nullptr;
+  std::unique_ptr<GrantHolder> grant_;
+  std::vector<size_t> free_send_;
+  std::deque<ibv_wc> deferred_;  // receives reaped while waiting to send
+  bool hello_pending_ = false;
+  bool established_ = false;
+  bool closed_ = false;  // CLOSED/LOST seen
+  End end_ = End::kNone;
+  std::string end_detail_;
+  uint64_t commits_ = 0;
+  std::atomic<bool> done_{false};
+};
+
+}  // namespace kv::server
+
+#endif  // KV_SERVER_SESSION_H_

@@ -1,0 +1,235 @@
+// Session message handlers: what each client message does and its reply.
+#include <cstring>
+
+#include "kv/record_format.h"
+#include "log.h"
+#include "session.h"
+
+namespace kv::server {
+namespace {
+
+constexpr size_t kPayloadCap = protocol::kMaxMessage - protocol::kHeaderSize;
+
+std::string TypeName(protocol::Type t) {
+  return std::to_string(static_cast<int>(t));
+}
+
+}  // namespace
+
+void Session::HandleMessage(const uint8_t* data, size_t len) {
+  protocol::Header h;
+  Status st = protocol::DecodeHeader(data, len, &h);
+  if (!st.ok()) {
+    Fail(0, StatusCode::kInvalidArgument, st.message());
+    return;
+  }
+  const uint8_t* payload = data + protocol::kHeaderSize;
+  if (hello_pending_) {
+    if (h.type != protocol::Type::kHello) {
+      Fail(h.request_id, StatusCode::kInvalidArgument,
+           "message type " + TypeName(h.type) + " before HELLO");
+      return;
+    }
+    std::vector<uint8_t> copy(payload, payload + h.length);
+    HandleHello(h, copy.data());
+    return;
+  }
+  switch (h.type) {
+    case protocol::Type::kCommit:
+      HandleCommit(h, payload);
+      return;
+    case protocol::Type::kRefill:
+      HandleRefill(h);
+      return;
+    case protocol::Type::kInfo:
+      HandleInfo(h, payload);
+      return;
+    case protocol::Type::kBye:
+      EndWith(End::kBye);
+      return;
+    case protocol::Type::kHello:
+      Fail(h.request_id, StatusCode::kInvalidArgument,
+           "HELLO only after a connect with the HELLO flag, once");
+      return;
+    default:
+      Fail(h.request_id, StatusCode::kInvalidArgument,
+           "message type " + TypeName(h.type) + " is not a client message");
+      return;
+  }
+}
+
+void Session::Fail(uint32_t request_id, StatusCode code,
+                   const std::string& why) {
+  env_.stats->Add(env_.stats->protocol_errors);
+  Logf("session %llu: protocol error: %s", static_cast<unsigned long long>(id_),
+       why.c_str());
+  uint8_t payload[kPayloadCap];
+  const size_t n = protocol::EncodeStatusText(code, why, payload, kPayloadCap);
+  Send(protocol::Type::kError, request_id, payload, n);
+  end_detail_ = why;
+  EndWith(End::kError);
+}
+
+void Session::RefuseHello(const Refusal& r) {
+  env_.stats->Add(env_.stats->refusals);
+  Logf("session %llu refused after HELLO: %s: %s",
+       static_cast<unsigned long long>(id_),
+       std::string(protocol::AdmitName(r.admit)).c_str(), r.reason.c_str());
+  uint8_t payload[protocol::kAcceptSize];
+  const size_t n = protocol::EncodeAccept(RefusalAccept(r, id_), payload);
+  Send(protocol::Type::kWelcome, 0, payload, n);
+  end_detail_ = r.reason;
+  EndWith(End::kError);
+}
+
+void Session::HandleHello(const protocol::Header& h, const uint8_t* payload) {
+  env_.stats->Add(env_.stats->hellos);
+  protocol::Hello hello;
+  Status st = protocol::DecodeHello(payload, h.length, &hello);
+  if (!st.ok()) {
+    RefuseHello({protocol::Admit::kMalformed, st.message()});
+    return;
+  }
+  Refusal r;
+  OpenKeyspace* ks = env_.admission->Resolve(
+      hello.name, hello.flags & protocol::kConnectCreate,
+      std::string_view(hello.access_key), &r);
+  if (ks == nullptr || !Bind(ks, &r)) {
+    RefuseHello(r);
+    return;
+  }
+  hello_pending_ = false;
+  Logf("session %llu admitted after HELLO: keyspace '%s', segment %u",
+       static_cast<unsigned long long>(id_), hello.name.c_str(),
+       grant_->grant().segment);
+  uint8_t out[protocol::kAcceptSize];
+  const size_t n = protocol::EncodeAccept(AcceptData(), out);
+  Send(protocol::Type::kWelcome, h.request_id, out, n);
+}
+
+void Session::HandleCommit(const protocol::Header& h, const uint8_t* payload) {
+  protocol::Commit c;
+  Status st = protocol::DecodeCommit(payload, h.length, &c);
+  if (!st.ok()) {
+    Fail(h.request_id, StatusCode::kInvalidArgument, st.message());
+    return;
+  }
+  protocol::CommitAck ack;
+  auto reply = [&] {
+    if (ack.status != StatusCode::kOk) {
+      env_.stats->Add(env_.stats->commit_failures);
+    }
+    uint8_t out[kPayloadCap];
+    const size_t n = protocol::EncodeCommitAck(ack, out, kPayloadCap);
+    Send(protocol::Type::kCommitAck, h.request_id, out, n);
+  };
+  const store::SegmentGrant& g = grant_->grant();
+  if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {
+    ack.status = StatusCode::kInvalidArgument;
+    ack.message = "COMMIT names segment " + std::to_string(c.segment) +
+                  " grant " + std::to_string(c.grant_id) +
+                  ", not this connection's grant";
+    reply();
+    return;
+  }
+  if (grant_->reserve_only()) {
+    // The delete reserve: a full keyspace still takes tombstones, nothing
+    // else (so that it can be compacted).
+    record_format::RecordHeader rh{};
+    const bool inside =
+        c.offset >= g.start && c.offset + record_format::kHeaderSize <= g.size;
+    if (inside) {
+      std::memcpy(&rh, ks_->keyspace->GrantBytes(g) + (c.offset - g.start),
+                  sizeof(rh));
+    }
+    if (!inside || !(rh.flags & record_format::kFlagTombstone)) {
+      ack.status = StatusCode::kNoSpace;
+      ack.message = "keyspace '" + ks_->keyspace->name() +
+                    "' is full: only deletes are accepted";
+      reply();
+      return;
+    }
+  }
+  store::CommitRequest req;
+  req.segment = c.segment;
+  req.grant_id = c.grant_id;
+  req.offset = c.offset;
+  req.length = c.length;
+  req.key_hash = c.key_hash;
+  req.condition = static_cast<store::Condition>(c.condition);
+  req.expected_sequence = c.expected_sequence;
+  Result<store::CommitResult> r = ks_->keyspace->Commit(req);
+  if (!r.ok()) {
+    ack.status = r.status().code();
+    ack.message = r.status().message();
+    reply();
+    return;
+  }
+  commits_++;
+  env_.stats->Add(env_.stats->commits);
+  env_.stats->Add(r->tombstone ? env_.stats->deletes : env_.stats->puts);
+  env_.stats->Add(env_.stats->committed_bytes, r->committed.length);
+  ack.status = StatusCode::kOk;
+  ack.flags = r->had_previous ? protocol::kAckHadPrevious : 0;
+  ack.length = r->committed.length;
+  ack.sequence = r->committed.sequence;
+  ack.previous_sequence = r->had_previous ? r->previous.sequence : 0;
+  ack.log_offset = r->committed.log_offset;
+  reply();
+}
+
+void Session::HandleRefill(const protocol::Header& h) {
+  protocol::RefillAck ack;
+  Status st = grant_->Acquire();
+  if (st.ok()) {
+    env_.stats->Add(env_.stats->refills);
+    ack.status = StatusCode::kOk;
+    ack.grant = grant_->Describe();
+  } else {
+    ack.status = st.code();
+    ack.message = st.IsNoSpace() ? "keyspace '" + ks_->keyspace->name() +
+                                       "' is full: " + st.message()
+                                 : st.message();
+    ack.grant = grant_->Describe();  // the old grant stays
+  }
+  uint8_t out[kPayloadCap];
+  const size_t n = protocol::EncodeRefillAck(ack, out, kPayloadCap);
+  Send(protocol::Type::kRefillAck, h.request_id, out, n);
+}
+
+void Session::HandleInfo(const protocol::Header& h, const uint8_t* payload) {
+  protocol::InfoTopic topic;
+  Status st = protocol::DecodeInfo(payload, h.length, &topic);
+  if (!st.ok()) {
+    Fail(h.request_id, StatusCode::kInvalidArgument, st.message());
+    return;
+  }
+  env_.stats->Add(env_.stats->infos);
+  std::string text;
+  switch (topic) {
+    case protocol::InfoTopic::kStats: {
+      std::vector<KeyspaceLine> lines;
+      for (OpenKeyspace* k : env_.keyspaces->All()) {
+        lines.push_back({k->keyspace->name(), k->keyspace->Stats()});
+      }
+      text = StatsText(*env_.stats, lines);
+      break;
+    }
+    case protocol::InfoTopic::kKeyspaces:
+      for (const std::string& name : env_.keyspaces->Names()) {
+        text += name + "\n";
+      }
+      break;
+    case protocol::InfoTopic::kServer:
+      text = ServerText();
+      break;
+    case protocol::InfoTopic::kPing:
+      break;
+  }
+  uint8_t out[kPayloadCap];
+  const size_t n =
+      protocol::EncodeStatusText(StatusCode::kOk, text, out, kPayloadCap);
+  Send(protocol::Type::kInfoAck, h.request_id, out, n);
+}
+
+}  // namespace kv::server

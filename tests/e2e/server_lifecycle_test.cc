@@ -1,0 +1,363 @@
+// kvserver's lifecycle: clean shutdown and restart, kill -9 and recovery,
+// the writer lock, bad peers (killed clients, connection floods, garbage
+// messages), INFO.
+#include <sys/stat.h>
+
+#include <set>
+
+#include "kv/store/pool.h"
+#include "server_test_util.h"
+
+#ifndef KV_E2E_RAW_PUTTER_PATH
+#error "KV_E2E_RAW_PUTTER_PATH must name kv_e2e_raw_putter"
+#endif
+
+namespace kv::e2e {
+namespace {
+
+using protocol::Admit;
+
+class ServerLifecycleTest : public ServerTest {
+ protected:
+  // Puts keys k0..k{n-1} = v<i> on one connection; returns the count acked.
+  int PutMany(int n, const std::string& prefix = "k") {
+    RawClient c;
+    protocol::Accept a;
+    ConnectOk(&c, "default", &a);
+    uint64_t tail = a.grant.start;
+    int acked = 0;
+    for (int i = 0; i < n; i++) {
+      const std::string key = prefix + std::to_string(i);
+      protocol::CommitAck ack;
+      Status st = PutRaw(&c, a, a.grant, tail, key, "v" + std::to_string(i),
+                         &ack, false, i);
+      if (!st.ok() || ack.status != StatusCode::kOk) break;
+      tail +=
+          record_format::RecordSize(key.size(), 1 + std::to_string(i).size());
+      acked++;
+    }
+    return acked;
+  }
+  // Opens the pool read-only (server stopped) and checks k0..k{n-1}.
+  void ExpectKeys(int n, const std::string& prefix = "k") {
+    store::PoolOptions ro;
+    ro.read_only = true;
+    auto pool = store::Pool::Open(pool_, ro);
+    ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+    auto ks = (*pool)->GetKeyspace("default");
+    ASSERT_TRUE(ks.ok());
+    for (int i = 0; i < n; i++) {
+      std::string value;
+      Status st = (*ks)->Get(prefix + std::to_string(i), &value);
+      ASSERT_TRUE(st.ok()) << prefix << i << ": " << st.ToString();
+      EXPECT_EQ(value, "v" + std::to_string(i));
+    }
+  }
+  std::string Info(RawClient* c, protocol::InfoTopic topic) {
+    std::string payload(1, static_cast<char>(topic));
+    EXPECT_TRUE(c->SendMessage(protocol::Type::kInfo, payload, 5).ok());
+    protocol::Header h;
+    std::string reply;
+    EXPECT_TRUE(c->ReceiveMessage(&h, &reply).ok());
+    EXPECT_EQ(h.type, protocol::Type::kInfoAck);
+    EXPECT_EQ(h.request_id, 5u);
+    StatusCode code;
+    std::string text;
+    EXPECT_TRUE(protocol::DecodeStatusText(
+                    reinterpret_cast<const uint8_t*>(reply.data()),
+                    reply.size(), &code, &text)
+                    .ok());
+    EXPECT_EQ(code, StatusCode::kOk);
+    return text;
+  }
+  // The value of `name` in INFO stats text, or -1.
+  static long long StatValue(const std::string& text, const std::string& name) {
+    size_t at = text.find(name + " ");
+    if (at == std::string::npos || (at != 0 && text[at - 1] != '\n')) {
+      return -1;
+    }
+    return atoll(text.c_str() + at + name.size() + 1);
+  }
+  // A message the server must answer with ERROR and a disconnect.
+  void ExpectErrorAndClose(const std::string& raw) {
+    RawClient c;
+    protocol::Accept a;
+    ConnectOk(&c, "default", &a);
+    ASSERT_TRUE(c.SendRaw(raw).ok());
+    protocol::Header h;
+    std::string payload;
+    Status st = c.ReceiveMessage(&h, &payload);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(h.type, protocol::Type::kError);
+    StatusCode code;
+    std::string text;
+    ASSERT_TRUE(protocol::DecodeStatusText(
+                    reinterpret_cast<const uint8_t*>(payload.data()),
+                    payload.size(), &code, &text)
+                    .ok());
+    EXPECT_EQ(code, StatusCode::kInvalidArgument);
+    EXPECT_FALSE(text.empty());
+    EXPECT_TRUE(c.WaitClosed()) << "no disconnect after ERROR";
+  }
+};
+
+TEST_F(ServerLifecycleTest, SigtermShutsDownCleanlyAndRestartNeedsNoRepair) {
+  StartServer();
+  ASSERT_EQ(PutMany(50), 50);
+  // A client still connected at shutdown is disconnected, not waited for.
+  RawClient idle;
+  protocol::Accept a;
+  ConnectOk(&idle, "default", &a);
+  EXPECT_EQ(server_.Stop(), 0);
+  EXPECT_TRUE(idle.WaitClosed());
+  const std::string log = server_.StderrText();
+  EXPECT_NE(log.find("pool closed cleanly"), std::string::npos) << log;
+  ExpectKeys(50);
+  ASSERT_TRUE(server_.Restart().ok());
+  EXPECT_EQ(server_.Stop(), 0);
+  EXPECT_EQ(server_.StderrText().find("recovery:"), std::string::npos)
+      << server_.StderrText();
+}
+
+TEST_F(ServerLifecycleTest, SigintIsACleanShutdownToo) {
+  StartServer();
+  kill(server_.pid(), SIGINT);
+  EXPECT_EQ(server_.Wait(), 0);
+}
+
+TEST_F(ServerLifecycleTest, Kill9KeepsEveryAcknowledgedCommit) {
+  StartServer();
+  // A client mid-put while the server dies.
+  ChildProcess putter;
+  ASSERT_TRUE(putter
+                  .Start({KV_E2E_RAW_PUTTER_PATH, server_.host(),
+                          std::to_string(server_.port()), "default", "1000000"})
+                  .ok());
+  ASSERT_TRUE(putter.WaitForOutput("acked 200"));
+  EXPECT_EQ(server_.Kill9(), 128 + SIGKILL);
+  putter.Kill9();
+  // Every "acked i" the putter printed is in the pool.
+  const std::string out = putter.Output();
+  int acked = -1;
+  for (size_t at = out.find("acked "); at != std::string::npos;
+       at = out.find("acked ", at + 1)) {
+    acked = atoi(out.c_str() + at + 6);
+  }
+  ASSERT_GE(acked, 200);
+  ExpectKeys(acked + 1);
+  // The server restarts (recovering) and serves.
+  ASSERT_TRUE(server_.Restart().ok());
+  ASSERT_EQ(PutMany(5, "after"), 5);
+  EXPECT_EQ(server_.Stop(), 0);
+  ExpectKeys(5, "after");
+}
+
+TEST_F(ServerLifecycleTest, ClientKilledMidPutIsSealedOthersUnaffected) {
+  StartServer();
+  ChildProcess putter;
+  ASSERT_TRUE(putter
+                  .Start({KV_E2E_RAW_PUTTER_PATH, server_.host(),
+                          std::to_string(server_.port()), "default", "20"})
+                  .ok());
+  ASSERT_TRUE(putter.WaitForOutput("mid-put"));
+  // Meanwhile another client keeps working, before and after the kill.
+  RawClient other;
+  protocol::Accept a;
+  ConnectOk(&other, "default", &a);
+  protocol::CommitAck ack;
+  ASSERT_TRUE(PutRaw(&other, a, a.grant, a.grant.start, "o1", "x", &ack).ok());
+  EXPECT_EQ(ack.status, StatusCode::kOk);
+  putter.Kill9();
+  EXPECT_TRUE(server_.WaitForLog("closed (peer gone"));
+  ASSERT_TRUE(
+      PutRaw(&other, a, a.grant, a.grant.start + 64, "o2", "y", &ack).ok());
+  EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
+  const std::string stats = Info(&other, protocol::InfoTopic::kStats);
+  EXPECT_EQ(StatValue(stats, "sessions_lost"), 1) << stats;
+  EXPECT_EQ(StatValue(stats, "connections_active"), 1) << stats;
+  other.Disconnect();
+  EXPECT_EQ(server_.Stop(), 0);
+  ExpectKeys(20);
+  // What the dead client wrote but never committed is not visible.
+  store::PoolOptions ro;
+  ro.read_only = true;
+  auto pool = store::Pool::Open(pool_, ro);
+  ASSERT_TRUE(pool.ok());
+  std::string value;
+  auto ks = (*pool)->GetKeyspace("default");
+  ASSERT_TRUE(ks.ok());
+  EXPECT_TRUE((*ks)->Get("uncommitted", &value).IsNotFound());
+}
+
+TEST_F(ServerLifecycleTest, SecondServerOnTheSamePoolIsRefused) {
+  StartServer();
+  std::string err;
+  int code = RunToExit({KvserverPath(), "--pool=" + pool_,
+                        "--listen=127.0.0.1:" + std::to_string(PickFreePort())},
+                       &err);
+  EXPECT_EQ(code, 3) << err;
+  EXPECT_NE(err.find("busy"), std::string::npos) << err;
+  EXPECT_NE(err.find("another kvserver"), std::string::npos) << err;
+  // The first one is unaffected.
+  ASSERT_EQ(PutMany(3), 3);
+}
+
+TEST_F(ServerLifecycleTest, ListenAddressInUseExitsWith3) {
+  StartServer();
+  std::string err;
+  int code = RunToExit({KvserverPath(), "--pool=" + dir_ + "/other",
+                        "--pool_size=64M", "--listen=" + server_.address()},
+                       &err);
+  EXPECT_EQ(code, 3) << err;
+  EXPECT_NE(err.find("cannot listen"), std::string::npos) << err;
+}
+
+TEST_F(ServerLifecycleTest, BadCommandLinesExitWith2) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--pool=" + pool_, "--no_such_flag=1"},
+      {"--pool=" + pool_, "--max_connections=many"},
+      {"--pool=" + pool_, "--pool_size=12Q"},
+      {"--pool=" + pool_, "--segment_size=1000"},
+      {"--pool=" + pool_, "--provider=carrier-pigeon"},
+      {"--pool=" + pool_, "--listen=nowhere"},
+      {"--pool=" + pool_, "--cleaner_threshold=2"},
+      {"--pool_size=64M"},
+      {"--pool=" + pool_, "stray"},
+  };
+  for (const auto& flags : bad) {
+    std::vector<std::string> argv{KvserverPath()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    std::string err;
+    EXPECT_EQ(RunToExit(argv, &err), 2) << flags.back() << ": " << err;
+    EXPECT_NE(err.find("kvserver: "), std::string::npos) << err;
+  }
+  struct stat st;
+  EXPECT_NE(stat(pool_.c_str(), &st), 0) << "a bad command line created a pool";
+}
+
+TEST_F(ServerLifecycleTest, HelpListsOwnFlagsOnly) {
+  std::string out;
+  EXPECT_EQ(RunToExit({KvserverPath(), "--help"}, &out), 0);
+  for (const char* flag :
+       {"--pool ", "--pool_size", "--listen", "--provider", "--segment_size",
+        "--index_capacity", "--max_connections", "--allow_create",
+        "--access_keys", "--cleaner_threshold"}) {
+    EXPECT_NE(out.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_EQ(out.find("flagfile"), std::string::npos) << out;
+  EXPECT_EQ(out.find("gflags"), std::string::npos) << out;
+}
+
+TEST_F(ServerLifecycleTest, GarbageMessagesGetErrorAndDisconnect) {
+  StartServer();
+  auto header = [](protocol::Type t, uint32_t len) {
+    std::string h(protocol::kHeaderSize, '\0');
+    protocol::Header hd;
+    hd.type = t;
+    hd.length = len;
+    protocol::EncodeHeader(hd, reinterpret_cast<uint8_t*>(h.data()));
+    return h;
+  };
+  ExpectErrorAndClose("garbage!");               // short
+  ExpectErrorAndClose(std::string(64, '\xff'));  // bad magic
+  std::string v = header(protocol::Type::kInfo, 1) + '\0';
+  v[2] = 9;
+  ExpectErrorAndClose(v);  // version
+  std::string t = header(protocol::Type::kInfo, 1) + '\0';
+  t[3] = 99;
+  ExpectErrorAndClose(t);                                           // type
+  ExpectErrorAndClose(header(protocol::Type::kInfo, 4000));         // length
+  ExpectErrorAndClose(header(protocol::Type::kCommit, 3) + "abc");  // short
+  ExpectErrorAndClose(header(protocol::Type::kCommitAck, 0));       // s->c
+  ExpectErrorAndClose(header(protocol::Type::kHello, 0));           // no flag
+  ExpectErrorAndClose(header(protocol::Type::kInfo, 1) + '\x09');   // topic
+  std::string c = header(protocol::Type::kCommit, protocol::kCommitSize) +
+                  std::string(protocol::kCommitSize, '\0');
+  c[protocol::kHeaderSize] = 5;
+  ExpectErrorAndClose(c);  // unknown op
+  // The server keeps serving.
+  ASSERT_EQ(PutMany(2), 2);
+}
+
+TEST_F(ServerLifecycleTest, InfoTopics) {
+  StartServer();
+  ASSERT_EQ(PutMany(3), 3);
+  RawClient c;
+  protocol::Accept a;
+  ConnectOk(&c, "default", &a);
+  const std::string stats = Info(&c, protocol::InfoTopic::kStats);
+  EXPECT_EQ(StatValue(stats, "puts"), 3) << stats;
+  EXPECT_EQ(StatValue(stats, "commits"), 3) << stats;
+  EXPECT_EQ(StatValue(stats, "connections_active"), 1) << stats;
+  EXPECT_EQ(StatValue(stats, "keyspace.default.keys"), 3) << stats;
+  EXPECT_GT(StatValue(stats, "keyspace.default.live_bytes"), 0) << stats;
+  EXPECT_GE(StatValue(stats, "keyspace.default.dead_bytes"), 0) << stats;
+  EXPECT_EQ(Info(&c, protocol::InfoTopic::kKeyspaces), "default\n");
+  const std::string server = Info(&c, protocol::InfoTopic::kServer);
+  EXPECT_NE(server.find("provider tcp\n"), std::string::npos) << server;
+  EXPECT_NE(server.find("granularity page\n"), std::string::npos) << server;
+  EXPECT_NE(server.find("segment_size 1048576\n"), std::string::npos);
+  EXPECT_EQ(Info(&c, protocol::InfoTopic::kPing), "");
+  // BYE: the server returns the grant and disconnects.
+  ASSERT_TRUE(c.SendMessage(protocol::Type::kBye, "").ok());
+  EXPECT_TRUE(c.WaitClosed());
+  EXPECT_TRUE(server_.WaitForLog("closed (bye)"));
+}
+
+TEST_F(ServerLifecycleTest, ThousandConnectionAttemptsDoNotHurt) {
+  StartServer({"--max_connections=64", "--hello_timeout_ms=500"});
+  RawClient keeper;
+  protocol::Accept ka;
+  ConnectOk(&keeper, "default", &ka);
+  const auto t0 = std::chrono::steady_clock::now();
+  int connected = 0;
+  for (int i = 0; i < 1000; i++) {
+    RawClient c;
+    std::optional<std::string> pdata;
+    switch (i % 5) {
+      case 0:
+        pdata = std::nullopt;
+        break;  // none
+      case 1:
+        pdata = std::string(20, static_cast<char>(i));
+        break;  // junk
+      case 2:
+        pdata = ConnectPdata("default");
+        break;  // good
+      case 3:
+        pdata = ConnectPdata("", protocol::kConnectHello);
+        break;
+      case 4:
+        pdata = ConnectPdata("nosuch");
+        break;
+    }
+    Status st = c.Connect(server_.host(), server_.port(), pdata,
+                          std::chrono::milliseconds(3000));
+    connected += st.ok();
+    if (i % 2 == 0) c.Abandon();  // vanish without a disconnect
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  fprintf(stderr, "1000 connection attempts: %.2f s\n", secs);
+  // Each one reached the server and got an answer (admitted or refused).
+  EXPECT_EQ(connected, 1000);
+  // Still serving, the first client included.
+  protocol::CommitAck ack;
+  ASSERT_TRUE(
+      PutRaw(&keeper, ka, ka.grant, ka.grant.start, "k", "v", &ack).ok());
+  EXPECT_EQ(ack.status, StatusCode::kOk);
+  // Every other session ends (the HELLO ones by timeout).
+  bool drained = false;
+  for (int i = 0; i < 100 && !drained; i++) {
+    drained = StatValue(Info(&keeper, protocol::InfoTopic::kStats),
+                        "connections_active") == 1;
+    if (!drained) usleep(50000);
+  }
+  EXPECT_TRUE(drained) << Info(&keeper, protocol::InfoTopic::kStats);
+  keeper.Disconnect();
+  EXPECT_EQ(server_.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace kv::e2e

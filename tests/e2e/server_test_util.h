@@ -1,0 +1,112 @@
+// Shared fixture of the server-side end-to-end tests: a kvserver on a
+// fresh pool in a temporary directory, raw clients, and helpers that put
+// a record through the raw protocol (write + COMMIT).
+#ifndef KV_TESTS_E2E_SERVER_TEST_UTIL_H_
+#define KV_TESTS_E2E_SERVER_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kv/protocol.h"
+#include "kv/record_format.h"
+#include "raw_client.h"
+#include "server_process.h"
+
+namespace kv::e2e {
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("kv_server_test");
+    ASSERT_FALSE(dir_.empty());
+    pool_ = dir_ + "/pool";
+  }
+  void TearDown() override {
+    if (server_.running()) server_.Stop();
+    if (HasFailure()) {
+      fprintf(stderr, "---- kvserver stderr ----\n%s\n",
+              server_.StderrText().c_str());
+    }
+    RemoveTree(dir_);
+  }
+  // Starts kvserver on pool_ (64 MiB, 1 MiB segments) plus `extra` flags.
+  void StartServer(std::vector<std::string> extra = {}) {
+    std::vector<std::string> flags = {"--pool=" + pool_, "--pool_size=64M",
+                                      "--segment_size=1M",
+                                      "--index_capacity=4096"};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    Status st = server_.Start(flags);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  // Connects `c` to keyspace `name`, expecting ok; fills *a.
+  void ConnectOk(RawClient* c, const std::string& name, protocol::Accept* a,
+                 uint8_t flags = 0) {
+    Status st = c->ConnectTo(server_.host(), server_.port(), name, flags);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    st = c->accept(a);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_EQ(a->admit, protocol::Admit::kOk) << a->reason;
+  }
+  // Connects with raw pdata and returns the decoded accept (a refusal
+  // expected: the connection then closes).
+  protocol::Accept ConnectRaw(RawClient* c, std::optional<std::string> pdata) {
+    protocol::Accept a;
+    Status st = c->Connect(server_.host(), server_.port(), std::move(pdata));
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    if (!st.ok()) return a;
+    st = c->accept(&a);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return a;
+  }
+
+  std::string dir_;
+  std::string pool_;
+  ServerProcess server_;
+};
+
+// A record (sequence 0) as a client writes it.
+inline std::string EncodeTestRecord(uint32_t keyspace_id, std::string_view key,
+                                    std::string_view value,
+                                    bool tombstone = false) {
+  std::string rec(record_format::RecordSize(key.size(), value.size()), '\0');
+  record_format::EncodeRecord(rec.data(), keyspace_id, 0, tombstone, key,
+                              value);
+  return rec;
+}
+
+// Writes a record at segment offset `offset` of the grant in `a` and
+// commits it; returns the decoded COMMIT_ACK (status in ack->status).
+// Transport failures are returned as the Status.
+inline Status PutRaw(RawClient* c, const protocol::Accept& a,
+                     const protocol::Grant& g, uint64_t offset,
+                     std::string_view key, std::string_view value,
+                     protocol::CommitAck* ack, bool tombstone = false,
+                     uint32_t request_id = 7) {
+  std::string rec = EncodeTestRecord(a.keyspace_id, key, value, tombstone);
+  KV_RETURN_IF_ERROR(c->Write(g.write_desc, offset - g.start, rec));
+  protocol::Commit cm;
+  cm.op = tombstone ? 1 : 0;
+  cm.segment = g.segment;
+  cm.grant_id = g.grant_id;
+  cm.offset = offset;
+  cm.length = static_cast<uint32_t>(rec.size());
+  cm.key_hash = index_format::HashKey(key);
+  KV_RETURN_IF_ERROR(
+      c->SendMessage(protocol::Type::kCommit, CommitPayload(cm), request_id));
+  protocol::Header h;
+  std::string payload;
+  KV_RETURN_IF_ERROR(c->ReceiveMessage(&h, &payload));
+  if (h.type != protocol::Type::kCommitAck) {
+    return Status::Corruption("expected COMMIT_ACK, got type " +
+                              std::to_string(static_cast<int>(h.type)));
+  }
+  if (h.request_id != request_id) return Status::Corruption("request id");
+  return protocol::DecodeCommitAck(
+      reinterpret_cast<const uint8_t*>(payload.data()), payload.size(), ack);
+}
+
+}  // namespace kv::e2e
+
+#endif  // KV_TESTS_E2E_SERVER_TEST_UTIL_H_
