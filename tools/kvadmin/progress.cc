@@ -17,6 +17,15 @@ Progress::~Progress() {
   if (enabled_ && last_ != start_) fprintf(stderr, "\r\033[K");
 }
 
+void Progress::Phase(std::string what, uint64_t total) {
+  what_ = std::move(what);
+  total_ = total;
+  done_ = 0;
+  start_ = Clock::now();
+  last_ = start_ - std::chrono::seconds(1);  // draw the new label at once
+  if (enabled_) MaybeDraw();
+}
+
 void Progress::MaybeDraw() {
   const auto now = Clock::now();
   if (now - last_ < std::chrono::milliseconds(200)) return;

@@ -15,6 +15,8 @@ class Progress {
   // `what` names the phase ("reading index"), `total` the units expected.
   Progress(std::string what, uint64_t total);
   ~Progress();  // clears the line
+  // Starts the next phase: a new label, total and rate.
+  void Phase(std::string what, uint64_t total);
   void Add(uint64_t n) {
     done_ += n;
     if (enabled_ && (done_ & 0xfff) == 0) MaybeDraw();

@@ -3,11 +3,13 @@
 // sorted by WalkKeyspace), so one merge pass compares them.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include "commands.h"
 #include "kv/store/pool.h"
 #include "pool_walk.h"
+#include "progress.h"
 #include "snapshot_commands.h"
 #include "snapshot_db.h"
 #include "snapshot_entries.h"
@@ -103,6 +105,7 @@ int Verify(const std::string& pool_path, const std::string& dir, uint64_t limit,
 
   EntryScan scan(db->get());
   Listing listing(limit);
+  std::optional<Progress> progress(std::in_place, "", 0);
   std::vector<std::pair<std::string, Diff>> diffs;
   Status orphan;
   for (const auto& [id, sides] : ids) {
@@ -119,7 +122,9 @@ int Verify(const std::string& pool_path, const std::string& dir, uint64_t limit,
     if (!sides.second.empty()) {
       auto ks = (*pool)->GetKeyspace(sides.second);
       if (!ks.ok()) return Fail(err, ks.status());
-      w = WalkKeyspace(**ks, nullptr);
+      progress->Phase("keyspace " + name + ": reading and sorting",
+                      (*ks)->Stats().keys);
+      w = WalkKeyspace(**ks, &*progress);
       if (snap != nullptr && Geometry(w.info) != Geometry(*snap)) {
         d.catalog_changed = true;
         d.catalog_note = "~ keyspace " + name + ": was " + Geometry(*snap) +
@@ -135,6 +140,8 @@ int Verify(const std::string& pool_path, const std::string& dir, uint64_t limit,
     }
     if (d.catalog_changed) listing.Add(d.catalog_note);
     d.in_pool = w.items.size();
+    progress->Phase("keyspace " + name + ": comparing",
+                    snap != nullptr ? snap->keys : 0);
     size_t i = 0;
     auto added = [&](const WalkedKeyspace::Item& it) {
       d.added++;
@@ -144,6 +151,7 @@ int Verify(const std::string& pool_path, const std::string& dir, uint64_t limit,
       const std::string_view key = scan.key();
       w.PrefetchAhead(i);
       d.in_snapshot++;
+      progress->Add(1);
       while (i < w.items.size() && w.key(w.items[i]) < key) added(w.items[i++]);
       if (i < w.items.size() && w.key(w.items[i]) == key) {
         const sf::EntryValue& s = scan.entry();
@@ -166,6 +174,7 @@ int Verify(const std::string& pool_path, const std::string& dir, uint64_t limit,
     while (i < w.items.size()) added(w.items[i++]);
     diffs.emplace_back(name, d);
   }
+  progress.reset();  // clears its line
   // Nothing is reported before the snapshot proved intact.
   Status st = scan.Finish();
   if (st.ok()) st = orphan;

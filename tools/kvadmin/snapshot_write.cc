@@ -47,7 +47,8 @@ struct Totals {
 
 // Writes the sorted entries of one keyspace into SST files under `dir`.
 Status WriteEntries(SnapshotDb* db, const WalkedKeyspace& w,
-                    std::vector<std::string>* files, Totals* t) {
+                    std::vector<std::string>* files, Totals* t,
+                    Progress* progress) {
   std::unique_ptr<rocksdb::SstFileWriter> sst;
   uint64_t in_file = 0;
   auto finish = [&]() -> Status {
@@ -80,6 +81,7 @@ Status WriteEntries(SnapshotDb* db, const WalkedKeyspace& w,
         sst->Put(key, rocksdb::Slice(value, sizeof(value))), "bulk load"));
     in_file++;
     t->entries++;
+    progress->Add(1);
   }
   KV_RETURN_IF_ERROR(finish());
   t->write += std::chrono::duration<double>(Clock::now() - start).count();
@@ -107,18 +109,16 @@ Status Build(store::Pool* pool, SnapshotDb* db, std::ostream& os,
   std::vector<store::KeyspaceInfo> list = pool->ListKeyspaces();
   std::sort(list.begin(), list.end(),
             [](const auto& a, const auto& b) { return a.id < b.id; });
-  uint64_t expected = 0;
-  for (const auto& k : list) {
-    auto ks = pool->GetKeyspace(k.name);
-    if (ks.ok()) expected += (*ks)->Stats().keys;
-  }
   std::vector<std::string> files;
   {
-    Progress progress("snapshot", expected);
+    Progress progress("", 0);
     for (const auto& k : list) {
       auto ks = pool->GetKeyspace(k.name);
       if (!ks.ok()) return ks.status();
+      progress.Phase("keyspace " + k.name + ": reading and sorting",
+                     (*ks)->Stats().keys);
       const WalkedKeyspace w = WalkKeyspace(**ks, &progress);
+      progress.Phase("keyspace " + k.name + ": writing", w.items.size());
       sf::CatalogValue c;
       c.id = k.id;
       c.name = k.name;
@@ -144,7 +144,7 @@ Status Build(store::Pool* pool, SnapshotDb* db, std::ostream& os,
       t->segments += w.segments.size();
       t->read += w.read_seconds;
       t->sort += w.sort_seconds;
-      KV_RETURN_IF_ERROR(WriteEntries(db, w, &files, t));
+      KV_RETURN_IF_ERROR(WriteEntries(db, w, &files, t, &progress));
       t->skipped += w.skipped;
       for (const std::string& n : w.skip_notes) {
         err << "kvadmin: keyspace '" << k.name << "': skipped " << n << "\n";
