@@ -42,6 +42,14 @@ struct WalkedKeyspace {
   std::string_view key(const Item& i) const {
     return std::string_view(keys).substr(i.key_offset, i.key_len);
   }
+  // Sorted items' keys are scattered over `keys`: a loop over items calls
+  // this at item i to start loading the key it will need a few items on.
+  void PrefetchAhead(size_t i) const {
+    constexpr size_t kAhead = 16;
+    if (i + kAhead < items.size()) {
+      __builtin_prefetch(keys.data() + items[i + kAhead].key_offset);
+    }
+  }
 };
 
 // Walks `ks`; `progress` counts slots holding an entry.

@@ -59,7 +59,9 @@ Status WriteEntries(SnapshotDb* db, const WalkedKeyspace& w,
   const rocksdb::Options options = SnapshotDb::WriteOnceOptions();
   const auto start = Clock::now();
   char value[sf::kEntryValueSize];
-  for (const auto& it : w.items) {
+  for (size_t i = 0; i < w.items.size(); i++) {
+    const auto& it = w.items[i];
+    w.PrefetchAhead(i);
     if (!sst || in_file == kEntriesPerSst) {
       KV_RETURN_IF_ERROR(finish());
       files->push_back(db->dir() + "/bulk-" + std::to_string(files->size()) +
