@@ -89,10 +89,10 @@ class Session {
   void Drain();
   void HandleCompletion(const ibv_wc& wc);
   void HandleMessage(const uint8_t* data, size_t len);
-  void HandleHello(const protocol::Header& h, const uint8_t* payload);
-  void HandleCommit(const protocol::Header& h, const uint8_t* payload);
+  void HandleHello(const protocol::Header& h, const protocol::Hello& hello);
+  void HandleCommit(const protocol::Header& h, const protocol::Commit& c);
   void HandleRefill(const protocol::Header& h);
-  void HandleInfo(const protocol::Header& h, const uint8_t* payload);
+  void HandleInfo(const protocol::Header& h, protocol::InfoTopic topic);
   void HandleEvents();
   // Sends ERROR and ends the session (protocol violation).
   void Fail(uint32_t request_id, StatusCode code, const std::string& why);
