@@ -178,8 +178,8 @@ void Session::HandleInfo(const protocol::Header& h, protocol::InfoTopic topic) {
   switch (topic) {
     case protocol::InfoTopic::kStats: {
       std::vector<KeyspaceLine> lines;
-      for (OpenKeyspace* k : env_.keyspaces->All()) {
-        lines.push_back({k->keyspace->name(), k->keyspace->Stats()});
+      for (auto& [name, stats] : env_.keyspaces->AllStats()) {
+        lines.push_back({name, stats});
       }
       text = StatsText(*env_.stats, lines);
       break;
