@@ -67,6 +67,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rpkvConfig.cmake
 # `cmake --install BUILD --prefix P` works for any P).
 file(RELATIVE_PATH RPKV_PC_PREFIX_REL
      /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+string(REGEX REPLACE "/$" "" RPKV_PC_PREFIX_REL "${RPKV_PC_PREFIX_REL}")
 set(RPKV_PC_LIBDIR ${CMAKE_INSTALL_LIBDIR})
 set(RPKV_PC_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR})
 configure_file(cmake/rpkv.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rpkv.pc @ONLY)
