@@ -541,7 +541,7 @@ TEST_F(CApiTest, MessagesArePerThreadOnASharedHandle) {
 
 TEST_F(CApiTest, OneHandleSharedByThreads) {
   constexpr int kThreads = 4;
-  constexpr int kOps = 50;
+  constexpr int kOps = 25;
   std::atomic<int> errors{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
