@@ -20,6 +20,9 @@ target_include_directories(rpkv PUBLIC
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/store/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+# client.h needs C++17 (string_view, variant); consumers get it from the
+# imported target (C-only consumers are unaffected).
+target_compile_features(rpkv INTERFACE cxx_std_17)
 # What kv_client and rpma_objs link, minus rpma itself (linked in above).
 target_link_libraries(rpkv PRIVATE PkgConfig::IBVERBS PkgConfig::RDMACM
                       PkgConfig::PMEM2 Threads::Threads)
