@@ -50,8 +50,16 @@ fail() { echo "FAILED: $*" >&2; exit 1; }
 
 # Sanitized builds of the library need the sanitizer runtime in the
 # executable: build the consumers the same way.
-SANFLAGS=
-[ -n "$SANITIZE" ] && SANFLAGS="-fsanitize=$SANITIZE -fno-omit-frame-pointer"
+# The library is C++: a C program linked by clang needs the sanitizers'
+# C++ runtime parts too (vptr checks, operator new/delete).
+SANFLAGS= SANLDFLAGS=
+if [ -n "$SANITIZE" ]; then
+  SANFLAGS="-fsanitize=$SANITIZE -fno-omit-frame-pointer"
+  SANLDFLAGS=$SANFLAGS
+  if "$CC_" --version 2>/dev/null | grep -q clang; then
+    SANLDFLAGS="$SANLDFLAGS -fsanitize-link-c++-runtime -lstdc++"
+  fi
+fi
 
 step "install into $PREFIX"
 cmake --install "$BUILD" --prefix "$PREFIX" >"$WORK/install.log" ||
@@ -92,7 +100,7 @@ cmake -S "$SRC" -B "$WORK/cmake-build" "${GEN[@]}" \
   -DCMAKE_C_COMPILER="$CC_" -DCMAKE_CXX_COMPILER="$CXX_" \
   -DCMAKE_C_FLAGS="-Wall -Wextra -pedantic -Werror $SANFLAGS" \
   -DCMAKE_CXX_FLAGS="-Wall -Wextra -pedantic -Werror $SANFLAGS" \
-  -DCMAKE_EXE_LINKER_FLAGS="$SANFLAGS" >"$WORK/configure.log" ||
+  -DCMAKE_EXE_LINKER_FLAGS="$SANLDFLAGS" >"$WORK/configure.log" ||
   { cat "$WORK/configure.log"; fail "consumer configure (find_package)"; }
 cmake --build "$WORK/cmake-build" ||
   fail "consumer build (find_package)"
@@ -105,7 +113,7 @@ PC_LIBDIR=$(pkg-config --variable=libdir rpkv)
 mkdir -p "$WORK/pc-build"
 # shellcheck disable=SC2086
 "$CC_" -std=c11 -Wall -Wextra -pedantic -Werror $SANFLAGS $PC_CFLAGS \
-  "$SRC/consumer.c" -o "$WORK/pc-build/consumer_c" $PC_LIBS \
+  "$SRC/consumer.c" -o "$WORK/pc-build/consumer_c" $SANLDFLAGS $PC_LIBS \
   -Wl,-rpath,"$PC_LIBDIR" || fail "consumer_c (pkg-config)"
 # shellcheck disable=SC2086
 "$CXX_" -std=c++17 -Wall -Wextra -pedantic -Werror $SANFLAGS $PC_CFLAGS \
