@@ -215,7 +215,7 @@ void rpkv_options_init(rpkv_options* opts) {
   opts->access_key = nullptr;
   opts->connect_timeout_ms = 5000;
   opts->op_timeout_ms = 10000;
-  opts->wait = RPKV_WAIT_POLL;
+  opts->wait = RPKV_WAIT_DEFAULT;
 }
 
 int rpkv_connect(const char* server, const char* keyspace,
@@ -238,9 +238,9 @@ int rpkv_connect(const char* server, const char* keyspace,
     }
     std::memcpy(&o, opts, sizeof(o));
   }
-  if (o.wait != RPKV_WAIT_POLL && o.wait != RPKV_WAIT_BLOCK) {
-    return Invalid(nullptr, kFn,
-                   "opts->wait is neither RPKV_WAIT_POLL nor RPKV_WAIT_BLOCK");
+  if (o.wait != RPKV_WAIT_DEFAULT && o.wait != RPKV_WAIT_POLL &&
+      o.wait != RPKV_WAIT_BLOCK) {
+    return Invalid(nullptr, kFn, "opts->wait is not an rpkv_wait value");
   }
   return Guard(nullptr, [&] {
     kv::ClientOptions co;
@@ -254,8 +254,8 @@ int rpkv_connect(const char* server, const char* keyspace,
     if (o.op_timeout_ms != 0) {
       co.op_timeout = std::chrono::milliseconds(o.op_timeout_ms);
     }
-    co.wait = o.wait == RPKV_WAIT_BLOCK ? kv::ClientOptions::Wait::kBlock
-                                        : kv::ClientOptions::Wait::kPoll;
+    if (o.wait == RPKV_WAIT_POLL) co.wait = kv::ClientOptions::Wait::kPoll;
+    if (o.wait == RPKV_WAIT_BLOCK) co.wait = kv::ClientOptions::Wait::kBlock;
     auto handle = std::make_unique<rpkv>();
     kv::Result<std::unique_ptr<kv::Client>> client = kv::Client::Connect(co);
     if (!client.ok()) return FromStatus(nullptr, client.status());

@@ -78,7 +78,7 @@ TEST(CApiArgsTest, OptionsInitSetsDefaultsAndStructSize) {
   EXPECT_EQ(o.access_key, nullptr);
   EXPECT_EQ(o.connect_timeout_ms, 5000u);
   EXPECT_EQ(o.op_timeout_ms, 10000u);
-  EXPECT_EQ(o.wait, RPKV_WAIT_POLL);
+  EXPECT_EQ(o.wait, RPKV_WAIT_DEFAULT);
   rpkv_options_init(nullptr);  // no crash
 }
 
@@ -266,7 +266,8 @@ class CApiTest : public ::testing::Test {
   void TearDown() override { rpkv_close(db_); }
 
   rpkv* Connect(const char* keyspace, int create = 0,
-                const char* access_key = nullptr, int wait = RPKV_WAIT_POLL) {
+                const char* access_key = nullptr,
+                int wait = RPKV_WAIT_DEFAULT) {
     rpkv_options o;
     rpkv_options_init(&o);
     o.create_if_missing = create;
@@ -547,13 +548,19 @@ TEST_F(CApiTest, CreateIfMissingCreatesAnIsolatedKeyspace) {
   EXPECT_EQ(rpkv_delete(db_, "shared-name", 11), RPKV_OK);
 }
 
-TEST_F(CApiTest, BlockingWaitModeWorks) {
-  rpkv* db = Connect("default", 0, nullptr, RPKV_WAIT_BLOCK);
-  ASSERT_NE(db, nullptr);
-  std::string key = Key("block");
-  ASSERT_EQ(rpkv_put(db, key.data(), key.size(), "b", 1), RPKV_OK);
-  EXPECT_EQ(Get("block"), "b");
-  rpkv_close(db);
+TEST_F(CApiTest, EveryWaitModeWorks) {
+  for (int wait : {RPKV_WAIT_POLL, RPKV_WAIT_BLOCK}) {
+    rpkv* db = Connect("default", 0, nullptr, wait);
+    ASSERT_NE(db, nullptr);
+    std::string key = Key("wait" + std::to_string(wait));
+    ASSERT_EQ(rpkv_put(db, key.data(), key.size(), "b", 1), RPKV_OK);
+    void* v = nullptr;
+    size_t n = 0;
+    ASSERT_EQ(rpkv_get(db, key.data(), key.size(), &v, &n), RPKV_OK);
+    EXPECT_EQ(Str(v, n), "b");
+    rpkv_free(v);
+    rpkv_close(db);
+  }
 }
 
 TEST_F(CApiTest, MessagesArePerThreadOnASharedHandle) {

@@ -117,10 +117,11 @@ extern "C" {
 
 /* How a call waits for the server and the NIC. */
 typedef enum rpkv_wait {
-  RPKV_WAIT_POLL = 0, /* spin on the completion queue: lowest latency, the
-                         calling thread keeps one core busy while waiting */
-  RPKV_WAIT_BLOCK = 1 /* sleep on the completion channel: no CPU while
-                         waiting, a few microseconds more per operation */
+  RPKV_WAIT_DEFAULT = 0, /* the library's choice (kv::ClientOptions::wait) */
+  RPKV_WAIT_POLL = 1,    /* spin on the completion queue: lowest latency, the
+                            calling thread keeps one core busy while waiting */
+  RPKV_WAIT_BLOCK = 2    /* sleep on the completion channel: no CPU while
+                            waiting, a wake-up per reply */
 } rpkv_wait;
 
 /* ---------------------------------------------------------------------- */
@@ -143,7 +144,7 @@ typedef struct rpkv_options {
                              none; default NULL. Copied by rpkv_connect. */
   uint32_t connect_timeout_ms; /* 0: the default, 5000 */
   uint32_t op_timeout_ms;      /* per operation; 0: the default, 10000 */
-  int wait;                    /* an rpkv_wait; default RPKV_WAIT_POLL */
+  int wait;                    /* an rpkv_wait; default RPKV_WAIT_DEFAULT */
 } rpkv_options;
 
 /*
@@ -171,7 +172,7 @@ typedef struct rpkv rpkv; /* opaque: one connection to one keyspace */
  *    how to create it. This is the only positive failure of rpkv_connect.
  *  - RPKV_E_INVAL: out, server or keyspace NULL; a malformed address or
  *    keyspace name; opts->struct_size not set by rpkv_options_init (too
- *    small), an unknown opts->wait, an access key over 64 bytes.
+ *    small), an opts->wait not in rpkv_wait, an access key over 64 bytes.
  *  - RPKV_E_UNAVAILABLE: no server there ("... connection refused -- is
  *    kvserver running?"), the server is shutting down or has too many
  *    connections, or it refused the protocol version.
