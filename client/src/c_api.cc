@@ -209,13 +209,9 @@ extern "C" {
 
 void rpkv_options_init(rpkv_options* opts) {
   if (opts == nullptr) return;
+  // Zero is every field's default (rpkv.h): new fields stay compatible.
   std::memset(opts, 0, sizeof(*opts));
   opts->struct_size = sizeof(*opts);
-  opts->create_if_missing = 0;
-  opts->access_key = nullptr;
-  opts->connect_timeout_ms = 5000;
-  opts->op_timeout_ms = 10000;
-  opts->wait = RPKV_WAIT_DEFAULT;
 }
 
 int rpkv_connect(const char* server, const char* keyspace,
@@ -239,7 +235,7 @@ int rpkv_connect(const char* server, const char* keyspace,
     std::memcpy(&o, opts, sizeof(o));
   }
   if (o.wait != RPKV_WAIT_DEFAULT && o.wait != RPKV_WAIT_POLL &&
-      o.wait != RPKV_WAIT_BLOCK) {
+      o.wait != RPKV_WAIT_BLOCK && o.wait != RPKV_WAIT_ADAPTIVE) {
     return Invalid(nullptr, kFn, "opts->wait is not an rpkv_wait value");
   }
   return Guard(nullptr, [&] {
@@ -256,6 +252,10 @@ int rpkv_connect(const char* server, const char* keyspace,
     }
     if (o.wait == RPKV_WAIT_POLL) co.wait = kv::ClientOptions::Wait::kPoll;
     if (o.wait == RPKV_WAIT_BLOCK) co.wait = kv::ClientOptions::Wait::kBlock;
+    if (o.wait == RPKV_WAIT_ADAPTIVE) {
+      co.wait = kv::ClientOptions::Wait::kAdaptive;
+    }
+    if (o.spin_us != 0) co.spin_us = o.spin_us;
     auto handle = std::make_unique<rpkv>();
     kv::Result<std::unique_ptr<kv::Client>> client = kv::Client::Connect(co);
     if (!client.ok()) return FromStatus(nullptr, client.status());

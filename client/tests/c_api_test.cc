@@ -69,16 +69,17 @@ TEST(CApiArgsTest, StrerrorNamesEveryCode) {
   EXPECT_STREQ(rpkv_strerror(7), "unknown error");
 }
 
-TEST(CApiArgsTest, OptionsInitSetsDefaultsAndStructSize) {
+TEST(CApiArgsTest, OptionsInitZeroesEveryFieldAndSetsStructSize) {
   rpkv_options o;
   std::memset(&o, 0xab, sizeof(o));
   rpkv_options_init(&o);
   EXPECT_EQ(o.struct_size, sizeof(rpkv_options));
   EXPECT_EQ(o.create_if_missing, 0);
   EXPECT_EQ(o.access_key, nullptr);
-  EXPECT_EQ(o.connect_timeout_ms, 5000u);
-  EXPECT_EQ(o.op_timeout_ms, 10000u);
+  EXPECT_EQ(o.connect_timeout_ms, 0u);  // 0: the library's default
+  EXPECT_EQ(o.op_timeout_ms, 0u);
   EXPECT_EQ(o.wait, RPKV_WAIT_DEFAULT);
+  EXPECT_EQ(o.spin_us, 0u);
   rpkv_options_init(nullptr);  // no crash
 }
 
@@ -117,6 +118,26 @@ TEST(CApiArgsTest, ConnectWithUninitializedOptionsIsInvalid) {
   EXPECT_EQ(rpkv_connect("127.0.0.1:7400", "default", &o, &db), RPKV_E_INVAL);
   EXPECT_EQ(db, nullptr);
   EXPECT_THAT(rpkv_errmsg(nullptr), HasSubstr("rpkv_options_init"));
+}
+
+// A program built against a newer rpkv.h passes a larger struct: the
+// fields this library knows are read, the rest ignored.
+TEST(CApiArgsTest, ConnectAcceptsTheLargerOptionsOfANewerHeader) {
+  struct Newer {
+    rpkv_options known;
+    uint64_t added_later[4];
+  } newer;
+  std::memset(&newer, 0xff, sizeof(newer));
+  rpkv_options_init(&newer.known);
+  newer.known.struct_size = sizeof(newer);
+  newer.known.connect_timeout_ms = 2000;
+  std::string addr = "127.0.0.1:" + std::to_string(kv::e2e::PickFreePort());
+  rpkv* db = Garbage();
+  // No server there: getting as far as connecting is the point.
+  EXPECT_EQ(rpkv_connect(addr.c_str(), "default", &newer.known, &db),
+            RPKV_E_UNAVAILABLE)
+      << rpkv_errmsg(nullptr);
+  EXPECT_EQ(db, nullptr);
 }
 
 TEST(CApiArgsTest, ConnectWithUnknownWaitModeIsInvalid) {
@@ -549,7 +570,8 @@ TEST_F(CApiTest, CreateIfMissingCreatesAnIsolatedKeyspace) {
 }
 
 TEST_F(CApiTest, EveryWaitModeWorks) {
-  for (int wait : {RPKV_WAIT_POLL, RPKV_WAIT_BLOCK}) {
+  for (int wait : {RPKV_WAIT_DEFAULT, RPKV_WAIT_POLL, RPKV_WAIT_BLOCK,
+                   RPKV_WAIT_ADAPTIVE}) {
     rpkv* db = Connect("default", 0, nullptr, wait);
     ASSERT_NE(db, nullptr);
     std::string key = Key("wait" + std::to_string(wait));

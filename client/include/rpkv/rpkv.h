@@ -120,8 +120,11 @@ typedef enum rpkv_wait {
   RPKV_WAIT_DEFAULT = 0, /* the library's choice (kv::ClientOptions::wait) */
   RPKV_WAIT_POLL = 1,    /* spin on the completion queue: lowest latency, the
                             calling thread keeps one core busy while waiting */
-  RPKV_WAIT_BLOCK = 2    /* sleep on the completion channel: no CPU while
+  RPKV_WAIT_BLOCK = 2,   /* sleep on the completion channel: no CPU while
                             waiting, a wake-up per reply */
+  RPKV_WAIT_ADAPTIVE = 3 /* spin for spin_us, then sleep: the latency of
+                            polling for fast replies, no burnt core for slow
+                            ones (the library's default today) */
 } rpkv_wait;
 
 /* ---------------------------------------------------------------------- */
@@ -133,22 +136,25 @@ typedef enum rpkv_wait {
  * set fields: struct_size records which version of the struct the caller
  * was compiled against, so later versions of the library can add fields
  * at the end (they take their defaults when struct_size does not cover
- * them) without breaking programs built against this header.
+ * them) without breaking programs built against this header. A field left
+ * 0 means the library's default (that of kv::ClientOptions), given below.
  */
 typedef struct rpkv_options {
   size_t struct_size;     /* sizeof(rpkv_options); set by rpkv_options_init */
   int create_if_missing;  /* non-zero: create the keyspace when it does not
-                             exist (needs kvserver --allow_create); default 0 */
+                             exist (needs kvserver --allow_create) */
   const char* access_key; /* NUL-terminated secret of the keyspace (kvserver
                              --access_keys), at most 64 bytes; NULL or "":
-                             none; default NULL. Copied by rpkv_connect. */
-  uint32_t connect_timeout_ms; /* 0: the default, 5000 */
-  uint32_t op_timeout_ms;      /* per operation; 0: the default, 10000 */
-  int wait;                    /* an rpkv_wait; default RPKV_WAIT_DEFAULT */
+                             none. Copied by rpkv_connect. */
+  uint32_t connect_timeout_ms; /* 0: 5000 */
+  uint32_t op_timeout_ms;      /* per operation; 0: 10000 */
+  int wait;                    /* an rpkv_wait; 0: RPKV_WAIT_DEFAULT */
+  uint32_t spin_us; /* RPKV_WAIT_ADAPTIVE: microseconds to spin before
+                       sleeping; 0: 50 */
 } rpkv_options;
 
 /*
- * Fills *opts with the defaults above and sets opts->struct_size. Does
+ * Zeroes *opts (every field its default) and sets opts->struct_size. Does
  * nothing when opts is NULL. Thread-safe.
  */
 RPKV_API void rpkv_options_init(rpkv_options* opts);
