@@ -400,23 +400,24 @@ Status Connection::Wait(Clock::time_point deadline,
   int cq_fd = -1;
   (void)rpma_cq_get_fd(cq_, &cq_fd);
   uint32_t spins = 0;
+  const auto spin_until =
+      options_.wait == ClientOptions::Wait::kPoll
+          ? Clock::time_point::max()
+          : (options_.wait == ClientOptions::Wait::kAdaptive
+                 ? Clock::now() + std::chrono::microseconds(options_.spin_us)
+                 : Clock::time_point::min());
   while (true) {
     int got = 0;
     KV_RETURN_IF_ERROR(Reap(events, &got));
     if (got > 0) return Status::Ok();
-    if (options_.wait == ClientOptions::Wait::kPoll) {
-      if ((++spins & 1023) != 0) continue;
-      if (Clock::now() >= deadline) break;
-      continue;
+    if ((++spins & 63) != 0 && spin_until != Clock::time_point::min()) {
+      continue;  // check the clock every 64 empty polls
     }
+    const auto now = Clock::now();
+    if (now >= deadline) break;
+    if (now < spin_until) continue;
     pollfd pfd{cq_fd, POLLIN, 0};
-    const int ms = RemainingMs(deadline);
-    const int r = ::poll(&pfd, 1, ms);
-    if (r > 0) {
-      (void)rpma_cq_wait(cq_);
-      continue;
-    }
-    if (Clock::now() >= deadline) break;
+    if (::poll(&pfd, 1, RemainingMs(deadline)) > 0) (void)rpma_cq_wait(cq_);
   }
   Fail(Status::TimedOut("no reply from " + server_ + " within " +
                         std::to_string(options_.op_timeout.count()) + " ms"));

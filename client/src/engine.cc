@@ -47,7 +47,8 @@ Status Engine::Run(const std::vector<Op*>& ops) {
   holding_ = 0;
   arena_used_ = 0;
   size_t remaining = ops.size();
-  const auto deadline = Clock::now() + options_.op_timeout;
+  // The timeout bounds a wait without progress, not the whole batch.
+  auto deadline = Clock::now() + options_.op_timeout;
   std::vector<Connection::Event> events;
   while (true) {
     // Start what fits, in order.
@@ -68,6 +69,7 @@ Status Engine::Run(const std::vector<Op*>& ops) {
     if (conn_->failed()) break;
     events.clear();
     Status st = conn_->Wait(deadline, &events);
+    if (!events.empty()) deadline = Clock::now() + options_.op_timeout;
     for (const Connection::Event& e : events) {
       if (e.kind == Connection::Event::kMessage) {
         OnMessage(e);

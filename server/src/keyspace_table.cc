@@ -93,6 +93,16 @@ std::vector<std::string> KeyspaceTable::Names() {
   return out;
 }
 
+std::vector<std::pair<std::string, store::KeyspaceStats>>
+KeyspaceTable::AllStats() {
+  std::vector<std::pair<std::string, store::KeyspaceStats>> out;
+  for (const store::KeyspaceInfo& k : pool_->ListKeyspaces()) {
+    Result<std::shared_ptr<store::Keyspace>> ks = pool_->GetKeyspace(k.name);
+    if (ks.ok()) out.emplace_back(k.name, (*ks)->Stats());
+  }
+  return out;
+}
+
 void KeyspaceTable::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [name, open] : open_) {

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kv/protocol.h"
@@ -63,6 +64,8 @@ class KeyspaceTable {
   std::vector<OpenKeyspace*> All();
   // Names of every keyspace in the pool.
   std::vector<std::string> Names();
+  // Stats of every keyspace in the pool (opened by a client or not).
+  std::vector<std::pair<std::string, store::KeyspaceStats>> AllStats();
   void Close();
 
  private:

@@ -38,6 +38,9 @@ DEFINE_double(cleaner_threshold, 0.5,
               "dead/(live+dead) fraction of a keyspace that starts the "
               "cleaner");
 DEFINE_uint32(max_inflight, 32, "messages a client may have outstanding");
+DEFINE_uint32(spin_us, 0,
+              "busy-poll a session's completions this long before blocking "
+              "(0: block at once; see server/README.md)");
 DEFINE_uint32(hello_timeout_ms, 5000,
               "how long a connection may take to send HELLO");
 
@@ -150,6 +153,9 @@ int BuildOptions(kv::server::ServerOptions* out) {
   }
   o->max_inflight = static_cast<uint16_t>(FLAGS_max_inflight);
   o->hello_timeout = std::chrono::milliseconds(FLAGS_hello_timeout_ms);
+  if (FLAGS_spin_us > 1000000)
+    return Usage("--spin_us must be at most 1000000");
+  o->spin_us = FLAGS_spin_us;
   kv::Status st = kv::server::ValidateServerOptions(*o);
   if (!st.ok()) return Usage(st.message());
   *out = std::move(o).value();

@@ -142,6 +142,17 @@ void Session::Run() {
       }
       timeout_ms = static_cast<int>(left.count()) + 1;
     }
+    // Optional busy-poll before blocking: completions that arrive within
+    // spin_us are handled without a wakeup (measured: server/README.md).
+    if (env_.spin_us > 0 && !hello_pending_) {
+      const auto spin_end =
+          Clock::now() + std::chrono::microseconds(env_.spin_us);
+      bool got = false;
+      while (!got && end_ == End::kNone && Clock::now() < spin_end) {
+        got = DrainSome();
+      }
+      if (got) continue;
+    }
     pollfd fds[3] = {
         {cq_fd, POLLIN, 0}, {ev_fd, POLLIN, 0}, {env_.stop_fd, POLLIN, 0}};
     int n = poll(fds, 3, timeout_ms);
@@ -176,6 +187,14 @@ void Session::HandleEvents() {
       return;
     }
   }
+}
+
+bool Session::DrainSome() {
+  ibv_wc wcs[16];
+  int got = 0;
+  if (rpma_cq_get_wc(cq_, 16, wcs, &got) != 0 || got == 0) return false;
+  for (int i = 0; i < got; i++) HandleCompletion(wcs[i]);
+  return true;
 }
 
 void Session::Drain() {

@@ -52,6 +52,7 @@ struct SessionEnv {
   uint16_t max_inflight = 32;
   std::chrono::milliseconds hello_timeout{5000};
   std::string provider;
+  uint32_t spin_us = 0;  // busy-poll the CQ this long before blocking
 };
 
 class Session {
@@ -87,12 +88,14 @@ class Session {
   // Reaps every available completion (and those deferred by a send that
   // waited for a slot), handling received messages in order.
   void Drain();
+  // Reaps what is available now (one poll); true if anything was.
+  bool DrainSome();
   void HandleCompletion(const ibv_wc& wc);
   void HandleMessage(const uint8_t* data, size_t len);
-  void HandleHello(const protocol::Header& h, const uint8_t* payload);
-  void HandleCommit(const protocol::Header& h, const uint8_t* payload);
+  void HandleHello(const protocol::Header& h, const protocol::Hello& hello);
+  void HandleCommit(const protocol::Header& h, const protocol::Commit& c);
   void HandleRefill(const protocol::Header& h);
-  void HandleInfo(const protocol::Header& h, const uint8_t* payload);
+  void HandleInfo(const protocol::Header& h, protocol::InfoTopic topic);
   void HandleEvents();
   // Sends ERROR and ends the session (protocol violation).
   void Fail(uint32_t request_id, StatusCode code, const std::string& why);

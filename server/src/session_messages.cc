@@ -3,6 +3,7 @@
 
 #include "kv/record_format.h"
 #include "log.h"
+#include "message_parser.h"
 #include "session.h"
 
 namespace kv::server {
@@ -10,50 +11,34 @@ namespace {
 
 constexpr size_t kPayloadCap = protocol::kMaxMessage - protocol::kHeaderSize;
 
-std::string TypeName(protocol::Type t) {
-  return std::to_string(static_cast<int>(t));
-}
-
 }  // namespace
 
 void Session::HandleMessage(const uint8_t* data, size_t len) {
-  protocol::Header h;
-  Status st = protocol::DecodeHeader(data, len, &h);
-  if (!st.ok()) {
-    Fail(0, StatusCode::kInvalidArgument, st.message());
-    return;
-  }
-  const uint8_t* payload = data + protocol::kHeaderSize;
-  if (hello_pending_) {
-    if (h.type != protocol::Type::kHello) {
-      Fail(h.request_id, StatusCode::kInvalidArgument,
-           "message type " + TypeName(h.type) + " before HELLO");
+  using Kind = ClientMessage::Kind;
+  const ClientMessage m = ParseClientMessage(data, len, hello_pending_);
+  const protocol::Header& h = m.header;
+  switch (m.kind) {
+    case Kind::kError:
+      Fail(h.request_id, StatusCode::kInvalidArgument, m.error);
       return;
-    }
-    std::vector<uint8_t> copy(payload, payload + h.length);
-    HandleHello(h, copy.data());
-    return;
-  }
-  switch (h.type) {
-    case protocol::Type::kCommit:
-      HandleCommit(h, payload);
+    case Kind::kBadHello:
+      env_.stats->Add(env_.stats->hellos);
+      RefuseHello({protocol::Admit::kMalformed, m.error});
       return;
-    case protocol::Type::kRefill:
+    case Kind::kHello:
+      HandleHello(h, m.hello);
+      return;
+    case Kind::kCommit:
+      HandleCommit(h, m.commit);
+      return;
+    case Kind::kRefill:
       HandleRefill(h);
       return;
-    case protocol::Type::kInfo:
-      HandleInfo(h, payload);
+    case Kind::kInfo:
+      HandleInfo(h, m.topic);
       return;
-    case protocol::Type::kBye:
+    case Kind::kBye:
       EndWith(End::kBye);
-      return;
-    case protocol::Type::kHello:
-      Fail(h.request_id, StatusCode::kInvalidArgument,
-           "HELLO only after a connect with the HELLO flag, once");
-      return;
-    default:
-      Fail(h.request_id, StatusCode::kInvalidArgument,
-           "message type " + TypeName(h.type) + " is not a client message");
       return;
   }
 }
@@ -82,14 +67,9 @@ void Session::RefuseHello(const Refusal& r) {
   EndWith(End::kError);
 }
 
-void Session::HandleHello(const protocol::Header& h, const uint8_t* payload) {
+void Session::HandleHello(const protocol::Header& h,
+                          const protocol::Hello& hello) {
   env_.stats->Add(env_.stats->hellos);
-  protocol::Hello hello;
-  Status st = protocol::DecodeHello(payload, h.length, &hello);
-  if (!st.ok()) {
-    RefuseHello({protocol::Admit::kMalformed, st.message()});
-    return;
-  }
   Refusal r;
   OpenKeyspace* ks = env_.admission->Resolve(
       hello.name, hello.flags & protocol::kConnectCreate,
@@ -107,13 +87,8 @@ void Session::HandleHello(const protocol::Header& h, const uint8_t* payload) {
   Send(protocol::Type::kWelcome, h.request_id, out, n);
 }
 
-void Session::HandleCommit(const protocol::Header& h, const uint8_t* payload) {
-  protocol::Commit c;
-  Status st = protocol::DecodeCommit(payload, h.length, &c);
-  if (!st.ok()) {
-    Fail(h.request_id, StatusCode::kInvalidArgument, st.message());
-    return;
-  }
+void Session::HandleCommit(const protocol::Header& h,
+                           const protocol::Commit& c) {
   protocol::CommitAck ack;
   auto reply = [&] {
     if (ack.status != StatusCode::kOk) {
@@ -197,20 +172,14 @@ void Session::HandleRefill(const protocol::Header& h) {
   Send(protocol::Type::kRefillAck, h.request_id, out, n);
 }
 
-void Session::HandleInfo(const protocol::Header& h, const uint8_t* payload) {
-  protocol::InfoTopic topic;
-  Status st = protocol::DecodeInfo(payload, h.length, &topic);
-  if (!st.ok()) {
-    Fail(h.request_id, StatusCode::kInvalidArgument, st.message());
-    return;
-  }
+void Session::HandleInfo(const protocol::Header& h, protocol::InfoTopic topic) {
   env_.stats->Add(env_.stats->infos);
   std::string text;
   switch (topic) {
     case protocol::InfoTopic::kStats: {
       std::vector<KeyspaceLine> lines;
-      for (OpenKeyspace* k : env_.keyspaces->All()) {
-        lines.push_back({k->keyspace->name(), k->keyspace->Stats()});
+      for (auto& [name, stats] : env_.keyspaces->AllStats()) {
+        lines.push_back({name, stats});
       }
       text = StatsText(*env_.stats, lines);
       break;

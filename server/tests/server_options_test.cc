@@ -31,3 +31,40 @@ TEST(ServerOptionsTest, RejectsBadListenAddress) {
 
 }  // namespace
 }  // namespace kv::server
+
+namespace kv::server {
+namespace {
+
+TEST(ServerOptionsTest, ParsesByteSizes) {
+  EXPECT_EQ(ParseByteSize("4096").value(), 4096u);
+  EXPECT_EQ(ParseByteSize("4K").value(), 4096u);
+  EXPECT_EQ(ParseByteSize("4M").value(), 4u << 20);
+  EXPECT_EQ(ParseByteSize("1G").value(), 1u << 30);
+  EXPECT_EQ(ParseByteSize("2GiB").value(), 2ull << 30);
+  EXPECT_EQ(ParseByteSize("1t").value(), 1ull << 40);
+  for (const char* bad :
+       {"", "G", "1Q", "-1", "1.5G", "99999999999999999999"}) {
+    EXPECT_TRUE(ParseByteSize(bad).status().IsInvalidArgument()) << bad;
+  }
+  EXPECT_TRUE(ParseByteSize("17179869184G").status().IsInvalidArgument());
+}
+
+TEST(ServerOptionsTest, ValidatesTheRest) {
+  ServerOptions o;
+  EXPECT_TRUE(ValidateServerOptions(o).ok());
+  ServerOptions bad = o;
+  bad.provider = "ib";
+  EXPECT_TRUE(ValidateServerOptions(bad).IsInvalidArgument());
+  bad = o;
+  bad.segment_size = 1000;
+  EXPECT_TRUE(ValidateServerOptions(bad).IsInvalidArgument());
+  bad = o;
+  bad.cleaner_threshold = 0;
+  EXPECT_TRUE(ValidateServerOptions(bad).IsInvalidArgument());
+  bad = o;
+  bad.max_connections = 0;
+  EXPECT_TRUE(ValidateServerOptions(bad).IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace kv::server

@@ -175,6 +175,8 @@ TEST_F(ServerLifecycleTest, ClientKilledMidPutIsSealedOthersUnaffected) {
   const std::string stats = Info(&other, protocol::InfoTopic::kStats);
   EXPECT_EQ(StatValue(stats, "sessions_lost"), 1) << stats;
   EXPECT_EQ(StatValue(stats, "connections_active"), 1) << stats;
+  // Only `other` holds a segment open: the dead client's grant is sealed.
+  EXPECT_EQ(StatValue(stats, "keyspace.default.open_segments"), 1) << stats;
   other.Disconnect();
   EXPECT_EQ(server_.Stop(), 0);
   ExpectKeys(20);

@@ -27,6 +27,7 @@ struct ServerOptions {
   double cleaner_threshold = 0.5;  // dead / (live + dead) that starts it
   uint16_t max_inflight = 32;      // messages a client may have outstanding
   std::chrono::milliseconds hello_timeout{5000};
+  uint32_t spin_us = 0;  // session busy-poll before blocking (0: block)
 };
 
 // Parses a byte size: a number with an optional K, M, G or T suffix
