@@ -274,6 +274,11 @@ Status Connection::Register() {
 }
 
 Status Connection::InstallGrant(const pr::Grant& g) {
+  if (g.size == 0) {  // admitted to a full keyspace: no grant yet
+    grant_ = g;
+    tail_ = 0;
+    return Status::Ok();
+  }
   rpma_mr_remote* mr = nullptr;
   int rc =
       rpma_mr_remote_from_descriptor(g.write_desc, pr::kDescriptorSize, &mr);
