@@ -160,7 +160,8 @@ run_case() {
   echo "compare_redis: $id: ${vals[*]:-failed} -> median ${med:-n/a}" >&2
 }
 
-# The matrix: each row is rpkv polling, rpkv blocking, Redis.
+# The matrix: each row is rpkv with each way of waiting, then Redis.
+WAITS=(poll block adaptive)
 YCSB=(--distribution=zipfian)
 PUT=(--workload=custom --update_ratio=1 --distribution=uniform)
 GET=(--workload=c --distribution=zipfian)
@@ -171,8 +172,10 @@ row() {  # row ID "TITLE" OP KEY AIM(le|ge) FACTOR "AIM TEXT" RPKV_SERVER REDIS_
   while [ $# -gt 0 ] && [ "$1" != -- ]; do kvargs+=("$1"); shift; done
   shift
   rsargs=("$@")
-  run_case "${id}_poll" "$kv" poll "$op" "$key" "${kvargs[@]}"
-  run_case "${id}_block" "$kv" block "$op" "$key" "${kvargs[@]}"
+  local w
+  for w in "${WAITS[@]}"; do
+    run_case "${id}_$w" "$kv" "$w" "$op" "$key" "${kvargs[@]}"
+  done
   run_case "${id}_redis" "$rs" - "$op" "$key" "${rsargs[@]}"
   ROWS+=("$id|$title|$op|$key|$dir|$factor|$aim")
 }
@@ -228,26 +231,38 @@ fmt() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else if (v >= 1000) pri
 {
   echo "rpkv vs Redis — same machine: $(hostname), $(nproc) vCPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(uname -sr)"
   echo "127.0.0.1, 16 B keys, 64 B values, $KEYS keys; medians of $RUNS runs of ${DURATION} s (+${WARMUP} s warm-up); $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "rpkv client waits: poll = busy-polls its completion queue (one core per connection), block = sleeps on the completion channel fd."
+  echo "rpkv client waits: poll = busy-polls its completion queue (one core per connection), block = sleeps on the completion channel fd,"
+  echo "adaptive = polls 50 us, then blocks (the client library's default)."
   echo "Redis: hiredis, blocking reads; 'always' = appendonly yes + appendfsync always. File pool = page granularity (durable: msync);"
   echo "cache-line pool = PMEM2_FORCE_GRANULARITY=CACHE_LINE (what a PMem host costs; NOT durable on this disk). cpu = us/op client+server."
   echo "16 in flight = rpkv 2 threads x qd 8 vs Redis 16 connections. Latency of an op at qd > 1 = its whole batch."
   echo
-  printf '%-48s %10s %10s %10s %8s %8s %-38s %-4s %-9s %-9s %-9s\n' \
-    row "rpkv poll" "rpkv block" redis "poll/r" "block/r" aim met "cpu poll" "cpu block" "cpu redis"
+  printf '%-47s' row
+  for w in "${WAITS[@]}"; do printf ' %9s' "$w"; done
+  printf ' %9s' redis
+  for w in "${WAITS[@]}"; do printf ' %6s' "${w:0:5}/r"; done
+  printf '  %-36s %-11s' aim "met"
+  for w in "${WAITS[@]}" redis; do printf ' %-9s' "cpu ${w:0:5}"; done
+  echo
   for r in "${ROWS[@]}"; do
     IFS='|' read -r id title op key dir factor aim <<<"$r"
-    p_var="VAL_${id}_poll"; b_var="VAL_${id}_block"; r_var="VAL_${id}_redis"
-    pf_var="FILE_${id}_poll"; bf_var="FILE_${id}_block"; rf_var="FILE_${id}_redis"
-    rp=$(ratio "${!p_var}" "${!r_var}")
-    rb=$(ratio "${!b_var}" "${!r_var}")
-    m1=$(met "$rp" "$dir" "$factor"); m2=$(met "$rb" "$dir" "$factor")
-    printf '%-48s %10s %10s %10s %8s %8s %-38s %-4s %-9s %-9s %-9s\n' "$title" \
-      "$(fmt "${!p_var}")" "$(fmt "${!b_var}")" "$(fmt "${!r_var}")" "$rp" "$rb" "$aim" \
-      "$m1/$m2" "$(cpu "${!pf_var}")" "$(cpu "${!bf_var}")" "$(cpu "${!rf_var}")"
+    r_var="VAL_${id}_redis"
+    printf '%-47s' "$title"
+    for w in "${WAITS[@]}"; do v_var="VAL_${id}_$w"; printf ' %9s' "$(fmt "${!v_var}")"; done
+    printf ' %9s' "$(fmt "${!r_var}")"
+    mets=()
+    for w in "${WAITS[@]}"; do
+      v_var="VAL_${id}_$w"
+      ra=$(ratio "${!v_var}" "${!r_var}")
+      printf ' %6s' "$ra"
+      mets+=("$(met "$ra" "$dir" "$factor")")
+    done
+    printf '  %-36s %-11s' "$aim" "$(IFS=/; echo "${mets[*]}")"
+    for w in "${WAITS[@]}" redis; do f_var="FILE_${id}_$w"; printf ' %-9s' "$(cpu "${!f_var}")"; done
+    echo
   done
-  printf '%-48s %10s %10s %10s %8s %8s %-38s\n' "idle kvserver CPU % (1 s idle, then 3 s)" \
-    "$IDLE_FILE" "$IDLE_PMEM" "-" "" "" "~0 % (file pool | cache-line pool)"
+  printf '%-47s %9s %9s   (file pool, cache-line pool; aim ~0 %%)\n' \
+    "idle kvserver CPU %, 1 s after the last request" "$IDLE_FILE" "$IDLE_PMEM"
   echo
   echo "errors (wrong values, failed operations) over all runs: $ERRORS"
 } | tee "$OUT/bench.txt"
@@ -264,7 +279,7 @@ fmt() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else if (v >= 1000) pri
     [ $first = 1 ] || printf ','
     first=0
     printf '{"id":"%s","row":"%s","metric":"%s.%s","aim":"%s"' "$id" "$title" "$op" "$key" "$aim"
-    for w in poll block redis; do
+    for w in "${WAITS[@]}" redis; do
       v_var="VAL_${id}_$w"; f_var="FILE_${id}_$w"
       printf ',"%s":%s' "$w" "${!v_var:-null}"
       if [ -n "${!f_var}" ]; then printf ',"%s_run":' "$w"; tr -d '\n' <"${!f_var}"; fi
@@ -280,10 +295,11 @@ spec=$TMP/plot.spec
   panel() {  # panel ID OP "TITLE" REDIS_LABEL
     local id=$1 op=$2 title=$3 rl=$4 w f
     echo "panel $title"
-    for w in poll block redis; do
+    for w in "${WAITS[@]}" redis; do
       f_var="FILE_${id}_$w"; f=${!f_var}
       [ -n "$f" ] || continue
-      case $w in poll) l=rpkv_poll ;; block) l=rpkv_block ;; redis) l=$rl ;; esac
+      l=rpkv_$w
+      [ "$w" = redis ] && l=$rl
       echo "series ${l}_${op} ${f%.json}.dat $op"
     done
   }
