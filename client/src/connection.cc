@@ -239,11 +239,10 @@ Status Connection::Hello() {
   const auto deadline = Clock::now() + options_.connect_timeout;
   std::vector<Event> events;
   while (true) {
+    // A refusal arrives as WELCOME followed at once by the server's
+    // disconnect: the same reap can bring both, so the message counts
+    // even when the wait reports the connection's failure.
     Status st = Wait(deadline, &events);
-    if (!st.ok()) {
-      return Status(st.code(), "cannot connect to " + server_ +
-                                   ": no WELCOME: " + st.message());
-    }
     for (Event& e : events) {
       if (e.kind != Event::kMessage) continue;
       if (e.header.type == pr::Type::kWelcome) {
@@ -251,6 +250,10 @@ Status Connection::Hello() {
       }
       return Status::Unavailable("cannot connect to " + server_ +
                                  ": unexpected reply to HELLO");
+    }
+    if (!st.ok()) {
+      return Status(st.code(), "cannot connect to " + server_ +
+                                   ": no WELCOME: " + st.message());
     }
     events.clear();
   }
