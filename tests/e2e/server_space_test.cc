@@ -1,0 +1,58 @@
+// kvserver on a full keyspace: puts get no_space, deletes still go through
+// (the reserve segment), nothing committed is lost.
+#include "kv/store/pool.h"
+#include "server_test_util.h"
+
+namespace kv::e2e {
+namespace {
+
+class ServerSpaceTest : public InMemoryServerTest {};
+
+TEST_F(ServerSpaceTest, FullKeyspaceRefusesPutsAndTakesDeletes) {
+  StartServer({"--pool_size=16M", "--segment_size=64K"});
+  RawClient c;
+  Putter p{&c, {}, {}, 0};
+  ConnectOk(&c, "default", &p.a);
+  p.g = p.a.grant;
+  p.tail = p.g.start;
+  const std::string big(30000, 'b');
+  int stored = 0;
+  Status st;
+  for (; stored < 5000; stored++) {
+    st = p.Put("k" + std::to_string(stored), big, stored);
+    if (!st.ok()) break;
+  }
+  ASSERT_EQ(st.code(), StatusCode::kNoSpace) << st.ToString();
+  ASSERT_GT(stored, 10);
+  // Still full for puts, on this connection and on a new one.
+  EXPECT_EQ(p.Put("another", "x", 90000).code(), StatusCode::kNoSpace);
+  // Deletes go through: a tombstone in the reserve segment.
+  const uint64_t size = record_format::RecordSize(2, 0);
+  if (p.tail + size > p.g.size) {
+    // The reserve-only grant is fresh; it has room.
+    FAIL() << "no room for a tombstone";
+  }
+  protocol::CommitAck ack;
+  ASSERT_TRUE(PutRaw(&c, p.a, p.g, p.tail, "k0", "", &ack, true, 90001).ok());
+  EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
+  EXPECT_TRUE(ack.flags & protocol::kAckHadPrevious);
+  c.Disconnect();
+  EXPECT_EQ(server_.Stop(), 0);
+  store::PoolOptions ro;
+  ro.read_only = true;
+  auto pool = store::Pool::Open(pool_, ro);
+  ASSERT_TRUE(pool.ok());
+  auto ks = (*pool)->GetKeyspace("default");
+  ASSERT_TRUE(ks.ok());
+  std::string v;
+  EXPECT_TRUE((*ks)->Get("k0", &v).IsNotFound());
+  for (int i = 1; i < stored; i++) {
+    ASSERT_TRUE((*ks)->Get("k" + std::to_string(i), &v).ok()) << i;
+    EXPECT_EQ(v, big);
+  }
+  store::CheckReport report = (*pool)->Check();
+  EXPECT_TRUE(report.ok()) << report.problems.front();
+}
+
+}  // namespace
+}  // namespace kv::e2e
