@@ -14,7 +14,7 @@ PACKAGES=(
   # offline metadata snapshots
   librocksdb-dev rocksdb-tools
   # flags, tests, benchmarks
-  libgflags-dev libgtest-dev libgmock-dev qperf
+  libgflags-dev libgtest-dev libgmock-dev qperf libhiredis-dev redis-server gnuplot-nox
   # kvcli line editing
   libedit-dev
   # process tools used by the tests

@@ -7,6 +7,8 @@
 
 #include "conn_req.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <new>
 
 #include "conn.h"
@@ -40,12 +42,25 @@ int BuildReq(rpma_peer* peer, prov::CmId* id, const rpma_conn_cfg& cfg,
       return RPMA_E_PROVIDER;
     }
   }
-  rc = CqNew(pd, cfg.cq_size, req->shared_channel.get(), &req->cq);
-  if (rc != 0) return rc;
   // An SRQ with its own RCQ takes every receive; cfg's rcq_size is then
   // ignored and the connection has no RCQ.
-  if (srq_rcq == nullptr && cfg.rcq_size > 0) {
-    rc = CqNew(pd, cfg.rcq_size, req->shared_channel.get(), &req->rcq);
+  const bool own_rcq = srq_rcq == nullptr && cfg.rcq_size > 0;
+  // A CQ overrun is fatal on hardware, and librpma's defaults overrun: one
+  // CQ of 10 for 10 send and 10 receive WRs, all of which complete (at the
+  // latest flushed at disconnect). So each CQ is created large enough for
+  // every WR that can complete on it; cfg's sizes stay what the getters
+  // report (devices round CQ sizes up anyway).
+  const uint64_t recvs_here =
+      (srq_rcq == nullptr && !own_rcq) ? cfg.rq_size : 0;
+  const uint64_t main_size =
+      std::max<uint64_t>(cfg.cq_size, uint64_t{cfg.sq_size} + recvs_here);
+  rc = CqNew(pd,
+             static_cast<uint32_t>(std::min<uint64_t>(main_size, UINT32_MAX)),
+             req->shared_channel.get(), &req->cq);
+  if (rc != 0) return rc;
+  if (own_rcq) {
+    rc = CqNew(pd, std::max(cfg.rcq_size, cfg.rq_size),
+               req->shared_channel.get(), &req->rcq);
     if (rc != 0) return rc;
   }
   prov::QpInit init;

@@ -151,7 +151,7 @@ Status LockPool(int fd, bool read_only, const std::string& path) {
   }
   if (errno == EWOULDBLOCK) {
     return Status::Busy(path + " is " + PoolLockHolders(fd) +
-                        "; stop it (e.g. kvserver) first");
+                        "; stop it first");
   }
   return ErrnoStatus("locking " + path, errno);
 }

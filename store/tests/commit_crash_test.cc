@@ -44,33 +44,24 @@ class CommitCrashTest : public ::testing::Test {
   }
 
   // Runs op; at each of its persist points checks that the key reads as
-  // one of `allowed` ("" = absent) in every crash image.
+  // one of `allowed` ("" = absent) in every crash image, and after it
+  // returns that it reads `after` (also when every unpersisted line is
+  // lost).
   void CrashDuring(const std::string& key, const std::set<std::string>& allowed,
-                   const std::function<void()>& op) {
-    std::mt19937_64 rng(42);
-    int points = 0;
-    tracker_->SetHook([&](uint64_t) {
-      points++;
-      for (int i = 0; i < kImagesPerPoint; i++) {
-        auto mode = i == 0   ? PersistenceTracker::Mode::kAllReverted
-                    : i == 1 ? PersistenceTracker::Mode::kAllKept
-                             : PersistenceTracker::Mode::kRandom;
-        auto image = tracker_->CrashImage(mode, &rng);
-        auto pool =
-            Pool::OpenOn(MemoryMapping::FromImage(image, nullptr), NoGrace());
-        ASSERT_TRUE(pool.ok()) << pool.status().ToString();
-        ASSERT_TRUE((*pool)->Check().ok());
-        std::string got;
-        Status st = (*pool)->GetKeyspace("ks").value()->Get(key, &got);
-        ASSERT_TRUE(st.ok() || st.IsNotFound()) << st.ToString();
-        if (st.IsNotFound()) got = "";
-        ASSERT_TRUE(allowed.count(got))
-            << "persist point " << points << ", image " << i << ": '" << key
-            << "' reads '" << got << "'";
-      }
-    });
-    op();
-    tracker_->SetHook(nullptr);
+                   const std::string& after, const std::function<void()>& op) {
+    const int points = testing::CrashEverywhere(
+        tracker_.get(), kImagesPerPoint - 2,
+        [&](Pool* pool, const testing::CrashPoint& at) {
+          ASSERT_TRUE(pool->Check().ok()) << at.ToString();
+          std::string got;
+          Status st = pool->GetKeyspace("ks").value()->Get(key, &got);
+          ASSERT_TRUE(st.ok() || st.IsNotFound()) << st.ToString();
+          if (st.IsNotFound()) got = "";
+          ASSERT_TRUE(at.after ? got == after : allowed.count(got) == 1)
+              << at.ToString() << ": '" << key << "' reads '"
+              << got.substr(0, 20) << "'";
+        },
+        op);
     EXPECT_GT(points, 0);
   }
 
@@ -88,7 +79,7 @@ TEST_F(CommitCrashTest, DeleteAfterUpdateNeverRevivesTheOldVersion) {
   for (const auto& k : keys) ASSERT_TRUE(w.Put(k, "v1-" + k).ok());
   const std::string& key = keys.back();  // the home bucket's last slot
   ASSERT_TRUE(w.Put(key, "v2").ok());    // new slot in bucket 4
-  CrashDuring(key, {"v2", ""}, [&] { ASSERT_TRUE(w.Delete(key).ok()); });
+  CrashDuring(key, {"v2", ""}, "", [&] { ASSERT_TRUE(w.Delete(key).ok()); });
   std::string got;
   EXPECT_TRUE(ks_->Get(key, &got).IsNotFound());
 }
@@ -98,14 +89,14 @@ TEST_F(CommitCrashTest, DeleteAfterUpdateNeverRevivesTheOldVersion) {
 TEST_F(CommitCrashTest, UpdateInFlightShowsOldOrNew) {
   Writer w(ks_);
   ASSERT_TRUE(w.Put("key", "old").ok());
-  CrashDuring("key", {"old", std::string(700, 'n')},
+  CrashDuring("key", {"old", std::string(700, 'n')}, std::string(700, 'n'),
               [&] { ASSERT_TRUE(w.Put("key", std::string(700, 'n')).ok()); });
 }
 
 // An insert in flight whose record spans many cache lines: absent or whole.
 TEST_F(CommitCrashTest, InsertInFlightShowsNothingOrAll) {
   Writer w(ks_);
-  CrashDuring("fresh", {"", std::string(900, 'x')},
+  CrashDuring("fresh", {"", std::string(900, 'x')}, std::string(900, 'x'),
               [&] { ASSERT_TRUE(w.Put("fresh", std::string(900, 'x')).ok()); });
 }
 

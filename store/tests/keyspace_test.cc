@@ -136,6 +136,19 @@ TEST_F(KeyspaceTest, CommitRejectsRecordBeforeTail) {
   ASSERT_TRUE(ks_->Commit(r).ok());
   Status st = ks_->Commit(r).status();  // replay of the same record
   EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  // Out of order: a record written before the last committed one (still
+  // unsealed, so only the tail check can refuse it) is refused, and
+  // changes nothing.
+  CommitRequest a = WriteRaw(&g, "a", "first");
+  CommitRequest b = WriteRaw(&g, "b", "second");
+  ASSERT_TRUE(ks_->Commit(b).ok());
+  st = ks_->Commit(a).status();
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("before the append tail"), std::string::npos)
+      << st.ToString();
+  std::string v;
+  EXPECT_TRUE(ks_->Get("a", &v).IsNotFound());
+  EXPECT_EQ(ks_->Stats().keys, 2u);
 }
 
 TEST_F(KeyspaceTest, CommitRejectsBadCrc) {

@@ -1,147 +1,42 @@
-// Crash tests of the states random workloads rarely or never reach, each a
-// way acknowledged data could be lost: an in-place update of a key whose
-// 16 slots are taken, a cleaner victim granted again, power loss after a
-// clean close, two unclean shutdowns in a row, duplicates across adjacent
-// buckets, a regranted segment that still holds an older record of the
-// same key at the same offset, and records a remote writer abandoned.
+// Crash tests of index states the random workloads rarely or never
+// reach, each a way acknowledged data could be lost: an in-place update of
+// a key whose 16 slots are taken, power loss during and after a clean
+// close, two unclean shutdowns in a row, duplicates across adjacent
+// buckets. (Segment reuse: segment_reuse_crash_test.cc.)
 //
 // Each test drives a fixed sequence on a tracked pool and builds crash
 // images at every persist point of the operation under test and after it
 // returns (CrashEverywhere), reopens them and checks every key. The
-// mutation that each test catches is named in tests/mutation/patches/.
+// mutation each test catches is in tests/mutation/patches/ (store/README).
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "crash_util.h"
 #include "kv/index_format.h"
 #include "kv/record_format.h"
 #include "kv/store/pool.h"
 #include "kv/store/writer.h"
+#include "rare_state_fixture.h"
 
 namespace kv::store {
 namespace {
 
 namespace ix = index_format;
 namespace rf = record_format;
+using testing::CountKeys;
 using testing::CrashEverywhere;
 using testing::CrashPoint;
+using testing::ExpectConsistent;
+using testing::ExpectOneOf;
+using testing::kAbsent;
 using testing::KeysWithHome;
+using testing::kRandomImages;
 using testing::OpenImage;
-using testing::TinyKeyspace;
+using testing::Read;
 using testing::TrackedPool;
+using testing::WriteRemote;
 
-constexpr size_t kPoolSize = 1 << 20;
-constexpr int kRandomImages = 24;
-constexpr const char* kAbsent = "<absent>";
-
-std::string Read(Keyspace* ks, const std::string& key) {
-  std::string v;
-  Status st = ks->Get(key, &v);
-  if (st.IsNotFound()) return kAbsent;
-  if (!st.ok()) return "<" + st.ToString() + ">";
-  return v;
-}
-
-std::string Read(Pool* pool, const std::string& key) {
-  auto ks = pool->GetKeyspace("ks");
-  if (!ks.ok()) return "<no keyspace>";
-  return Read(ks->get(), key);
-}
-
-uint64_t CountKeys(Pool* pool) {
-  uint64_t n = 0;
-  Status st = pool->GetKeyspace("ks").value()->ForEach(
-      [&](const rf::RecordView&) { return ++n > 0; });
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  return n;
-}
-
-// Check() clean and iteration shows exactly `keys` keys.
-void ExpectConsistent(Pool* pool, const CrashPoint& at, uint64_t keys) {
-  CheckReport r = pool->Check();
-  EXPECT_TRUE(r.ok()) << at.ToString() << ": " << r.problems[0];
-  EXPECT_EQ(CountKeys(pool), keys) << at.ToString();
-}
-
-// Expects `key` to read as one of `allowed` (kAbsent for none).
-void ExpectOneOf(Pool* pool, const CrashPoint& at, const std::string& key,
-                 const std::set<std::string>& allowed) {
-  const std::string got = Read(pool, key);
-  EXPECT_TRUE(allowed.count(got)) << at.ToString() << ": '" << key
-                                  << "' reads '" << got.substr(0, 24) << "'";
-}
-
-// Writes a record with sequence 0 into a grant at `*tail`, as a remote
-// writer does; `flush` makes it durable first (a client's persistent
-// flush). Returns the commit request for it.
-CommitRequest WriteRemote(Keyspace* ks, const SegmentGrant& g, uint64_t* tail,
-                          const std::string& key, const std::string& value,
-                          bool flush) {
-  uint8_t* dst = ks->log_base() + g.log_offset + *tail;
-  const size_t n = rf::EncodeRecord(dst, ks->id(), 0, false, key, value);
-  if (flush) ks->persister()->Persist(dst, n);
-  CommitRequest r;
-  r.segment = g.segment;
-  r.grant_id = g.grant_id;
-  r.offset = *tail;
-  r.length = static_cast<uint32_t>(n);
-  r.key_hash = ix::HashKey(key);
-  *tail += n;
-  return r;
-}
-
-class RareStateCrashTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto pool = tp_.Create();
-    ASSERT_TRUE(pool.ok()) << pool.status().ToString();
-    pool_ = std::move(*pool);
-    auto ks = pool_->CreateKeyspace("ks", TinyKeyspace());
-    ASSERT_TRUE(ks.ok()) << ks.status().ToString();
-    ks_ = *ks;
-  }
-
-  // Index position of the slot holding `key`'s current version.
-  int64_t SlotIndexOf(const std::string& key) {
-    Version v;
-    std::string got;
-    if (!ks_->Get(key, &got, &v).ok()) return -1;
-    const Keyspace::Region r = ks_->region();
-    const auto* slots =
-        reinterpret_cast<const uint64_t*>(r.base + r.index_offset);
-    for (uint64_t i = 0; i < r.index_size / 8; i++) {
-      if (slots[i] != 0 && ix::SlotLogOffset(slots[i]) == v.log_offset) {
-        return static_cast<int64_t>(i);
-      }
-    }
-    return -1;
-  }
-
-  // Grants until `segment` comes back from the free list (segments that
-  // come first are returned unused, or held when they were returned with
-  // a tail, as those are always granted first).
-  SegmentGrant RegrantSegment(uint32_t segment) {
-    for (int i = 0; i < 32; i++) {
-      auto g = ks_->GrantSegment();
-      EXPECT_TRUE(g.ok()) << g.status().ToString();
-      if (!g.ok()) break;
-      if (g->segment == segment) return *g;
-      if (g->start > 0) {
-        held_.push_back(*g);
-      } else {
-        EXPECT_TRUE(ks_->ReturnSegment(*g).ok());
-      }
-    }
-    ADD_FAILURE() << "segment " << segment << " was not granted again";
-    return {};
-  }
-
-  TrackedPool tp_{kPoolSize};
-  std::unique_ptr<Pool> pool_;
-  std::shared_ptr<Keyspace> ks_;
-  std::vector<SegmentGrant> held_;
-};
+class RareStateCrashTest : public testing::TrackedKeyspaceTest {};
 
 // All 16 slots of the key's two buckets are taken, so an update replaces
 // the slot in place: the record must be durable before the slot points at
@@ -177,45 +72,6 @@ TEST_F(RareStateCrashTest, InPlaceUpdateWhenAllSixteenSlotsAreTaken) {
   EXPECT_EQ(SlotIndexOf(key), before) << "not replaced in place";
   EXPECT_EQ(points, 2);  // record, then slot
   EXPECT_EQ(Read(ks_.get(), key), v2);
-}
-
-// The cleaner moves the only live record out of a sealed segment; the
-// segment is freed and granted again (zeroed). The slot's switch to the
-// copy must be durable before that, or a crash leaves the slot pointing at
-// zeros and recovery drops the key. No later commit touches the key's
-// buckets, so nothing else persists the switch by chance.
-TEST_F(RareStateCrashTest, ACleanerVictimIsReusedOnlyAfterItsSlotsMoved) {
-  const std::string cold = KeysWithHome(2, 1, 16, "cold")[0];
-  const std::string hot = KeysWithHome(9, 1, 16, "hot")[0];
-  Writer w(ks_);
-  ASSERT_TRUE(w.Put(cold, "cold value").ok());
-  Version v;
-  std::string got;
-  ASSERT_TRUE(ks_->Get(cold, &got, &v).ok());
-  const uint32_t victim = static_cast<uint32_t>(v.log_offset / (8 * 1024));
-  std::string last;
-  for (int i = 0; i < 40; i++) {
-    last = std::string(300, static_cast<char>('a' + i % 26));
-    ASSERT_TRUE(w.Put(hot, last).ok());
-  }
-  ASSERT_TRUE(w.Close().ok());
-  // The victim is sealed with only `cold` live in it.
-  CrashEverywhere(
-      &tp_.tracker(), kRandomImages / 2,
-      [&](Pool* p, const CrashPoint& at) {
-        ExpectOneOf(p, at, cold, {"cold value"});
-        ExpectOneOf(p, at, hot, {last});
-        ExpectConsistent(p, at, 2);
-      },
-      [&] {
-        auto cleaned = ks_->Clean(0.5, 8);
-        ASSERT_TRUE(cleaned.ok()) << cleaned.status().ToString();
-        ASSERT_EQ(*cleaned, 1u);
-        ASSERT_TRUE(ks_->Get(cold, &got, &v).ok());
-        ASSERT_NE(v.log_offset / (8 * 1024), victim);  // moved
-        RegrantSegment(victim);
-      });
-  EXPECT_EQ(Read(ks_.get(), cold), "cold value");
 }
 
 // A clean close persists the whole index (an update's old slot was cleared
@@ -338,101 +194,6 @@ TEST_F(RareStateCrashTest, DuplicatesAcrossAdjacentBucketsAreRepaired) {
       },
       [&] { ASSERT_TRUE(w2.Delete(key).ok()); });
   EXPECT_EQ(Read(pool->get(), key), kAbsent);
-}
-
-// A segment is zeroed when it is granted again. Here it still holds the
-// deleted key's record at offset 0, and the next record written there is
-// the same key with the same length: if the zeros were skipped, a torn
-// commit (slot durable, record not) would read as the deleted value.
-TEST_F(RareStateCrashTest, ARegrantedSegmentNeverShowsAnOlderRecord) {
-  const std::string key = KeysWithHome(2, 1)[0];
-  const std::string hot = KeysWithHome(9, 1, 16, "hot")[0];
-  Writer w(ks_);
-  ASSERT_TRUE(w.Put(key, "deleted-value").ok());
-  Version v;
-  std::string got;
-  ASSERT_TRUE(ks_->Get(key, &got, &v).ok());
-  ASSERT_EQ(v.log_offset % (8 * 1024), 0u);
-  const uint32_t seg = static_cast<uint32_t>(v.log_offset / (8 * 1024));
-  ASSERT_TRUE(w.Delete(key).ok());
-  std::string last;
-  for (int i = 0; i < 40; i++) {
-    last = std::string(300, static_cast<char>('a' + i % 26));
-    ASSERT_TRUE(w.Put(hot, last).ok());
-  }
-  ASSERT_TRUE(w.Close().ok());
-  const SegmentGrant g = RegrantSegment(seg);
-  ASSERT_EQ(g.start, 0u);
-  CrashEverywhere(
-      &tp_.tracker(), 64,
-      [&](Pool* p, const CrashPoint& at) {
-        ExpectOneOf(p, at, key,
-                    at.after ? std::set<std::string>{"reborn-value"}
-                             : std::set<std::string>{kAbsent, "reborn-value"});
-        ExpectOneOf(p, at, hot, {last});
-        ExpectConsistent(p, at, Read(p, key) == kAbsent ? 1 : 2);
-      },
-      [&] {
-        uint64_t tail = 0;
-        const CommitRequest r =
-            WriteRemote(ks_.get(), g, &tail, key, "reborn-value", false);
-        ASSERT_EQ(r.length, v.length);
-        ASSERT_TRUE(ks_->Commit(r).ok());
-      });
-}
-
-// A remote writer writes (and flushes) records into its grant and goes
-// away without committing them; the segment is returned (granted again
-// from its tail) or sealed. The abandoned records, one of them the same
-// key and length as a committed one, are never read as versions, and a
-// later commit over a returned one's bytes is all-or-nothing.
-TEST_F(RareStateCrashTest, AbandonedRemoteRecordsAreNeverVersions) {
-  for (bool seal : {false, true}) {
-    SCOPED_TRACE(seal ? "sealed" : "returned");
-    const std::string key = seal ? "sealed-key" : "returned-key";
-    SegmentGrant g = ks_->GrantSegment().value();
-    uint64_t tail = g.start;
-    ASSERT_TRUE(
-        ks_->Commit(WriteRemote(ks_.get(), g, &tail, key, "committed-1", true))
-            .ok());
-    const uint64_t abandoned_at = tail;
-    WriteRemote(ks_.get(), g, &tail, key, "abandoned-1", true);
-    WriteRemote(ks_.get(), g, &tail, "other", "abandoned", true);
-    ASSERT_TRUE(seal ? ks_->SealSegment(g).ok() : ks_->ReturnSegment(g).ok());
-    const uint64_t keys = seal ? 2 : 1;
-    CrashEverywhere(
-        &tp_.tracker(), kRandomImages,
-        [&](Pool* p, const CrashPoint& at) {
-          ExpectOneOf(p, at, key, {"committed-1"});
-          ExpectOneOf(p, at, "other", {kAbsent});
-          ExpectConsistent(p, at, keys);
-        },
-        [] {});
-    if (seal) continue;
-    // Granted again from the tail: the abandoned bytes are zero, and a new
-    // commit at the abandoned record's offset shows old or new.
-    SegmentGrant again = ks_->GrantSegment().value();
-    ASSERT_EQ(again.segment, g.segment);
-    ASSERT_EQ(again.start, abandoned_at);
-    const uint8_t* seg = ks_->log_base() + again.log_offset;
-    for (uint64_t i = again.start; i < again.size; i++) {
-      ASSERT_EQ(seg[i], 0) << "byte " << i;
-    }
-    uint64_t t2 = again.start;
-    const CommitRequest r =
-        WriteRemote(ks_.get(), again, &t2, key, "committed-2", true);
-    CrashEverywhere(
-        &tp_.tracker(), kRandomImages,
-        [&](Pool* p, const CrashPoint& at) {
-          ExpectOneOf(
-              p, at, key,
-              at.after ? std::set<std::string>{"committed-2"}
-                       : std::set<std::string>{"committed-1", "committed-2"});
-          ExpectConsistent(p, at, 1);
-        },
-        [&] { ASSERT_TRUE(ks_->Commit(r).ok()); });
-    ASSERT_TRUE(ks_->SealSegment(again).ok());
-  }
 }
 
 }  // namespace

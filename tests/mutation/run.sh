@@ -15,8 +15,10 @@
 # mutants and runs). Prints a markdown table (also written to
 # $RPKV_MUTATION_DIR/report.md); exit status 1 when a mutant survived.
 #
-# Each patch file starts with a "What: ..." line, then a unified diff with
-# a/ b/ paths relative to the repository root. Too slow for tools/test.sh
+# Each patch file starts with a "What: ..." line (and, for a mutant shown
+# to be equivalent, an "Equivalent: <why>" line: its survival is expected
+# and does not fail the run), then a unified diff with a/ b/ paths
+# relative to the repository root. Too slow for tools/test.sh
 # (a rebuild and both suites per mutant): run it after changing the store.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,6 +32,9 @@ JOBS=${RPKV_MUTATION_JOBS:-2}
 TESTS=(kv_store_test kv_store_crash_test)
 
 mkdir -p "$SRC" "$BUILD"
+# One run at a time per copy.
+exec 9>"$WORK/lock"
+flock -n 9 || { echo "another run.sh is using $WORK" >&2; exit 2; }
 applied=""
 revert() {
   if [ -n "$applied" ]; then
@@ -41,9 +46,9 @@ trap revert EXIT
 trap 'revert; echo "interrupted" >&2; exit 130' INT TERM
 
 # Refresh the copy from the working tree (mtimes kept, so unchanged files
-# are not rebuilt).
+# are not rebuilt); files deleted but not yet committed are skipped.
 git ls-files -co --exclude-standard -z |
-  tar --null -T - -cf - | tar -xf - -C "$SRC"
+  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$SRC"
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$SRC" -B "$BUILD" -G Ninja \
@@ -89,6 +94,7 @@ report=$WORK/report.md
 } >"$report"
 killed=0
 survived=0
+equivalent=0
 for p in "$PATCHES"/*.patch; do
   name=$(basename "$p" .patch)
   if [ $# -gt 0 ]; then
@@ -97,6 +103,7 @@ for p in "$PATCHES"/*.patch; do
     [ $match = 1 ] || continue
   fi
   what=$(sed -n 's/^What: //p' "$p" | head -1)
+  why_equivalent=$(sed -n 's/^Equivalent: //p' "$p" | head -1)
   echo "== $name: $what" >&2
   if ! patch -s -p1 --dry-run -d "$SRC" <"$p" >/dev/null; then
     echo "| ${name%%-*} | ${name#*-} | $what | **does not apply** | |" >>"$report"
@@ -112,6 +119,9 @@ for p in "$PATCHES"/*.patch; do
     if [ -n "$failed" ]; then
       result="killed"
       killed=$((killed + 1))
+    elif [ -n "$why_equivalent" ]; then
+      result="survived (equivalent: $why_equivalent)"
+      equivalent=$((equivalent + 1))
     else
       result="**survived**"
       survived=$((survived + 1))
@@ -127,6 +137,7 @@ for p in "$PATCHES"/*.patch; do
 done
 # Leave the copy built as the tree is (the next run starts from there).
 build || true
-echo "killed $killed, survived $survived" >>"$report"
+echo "" >>"$report"
+echo "killed $killed, survived $survived, equivalent (survived as expected) $equivalent" >>"$report"
 cat "$report"
 [ "$survived" -eq 0 ]

@@ -1,14 +1,68 @@
 #include "pool_walk.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 namespace kv::kvadmin {
 namespace {
 constexpr size_t kMaxSkipNotes = 20;
+// Big-endian bytes [from, from + 8) of the key, zero-padded.
+uint64_t Word(std::string_view key, size_t from) {
+  uint64_t v = 0;
+  for (size_t i = from; i < from + 8; i++) {
+    v = (v << 8) | (i < key.size() ? static_cast<uint8_t>(key[i]) : 0);
+  }
+  return v;
+}
+
+// Sorts w->items by key (bytewise, as RocksDB orders them), newest
+// sequence first among equal keys. Sorting the 56-byte items by comparing
+// keys in the arena was 18 s for 10M keys here; sorting 24-byte records
+// holding the first 16 key bytes as integers, then permuting the items in
+// place, is a few seconds and needs no second copy of the items.
+void SortByKey(WalkedKeyspace* w) {
+  struct Rec {
+    uint64_t hi, lo;
+    uint32_t item;
+  };
+  std::vector<Rec> recs(w->items.size());
+  for (size_t i = 0; i < recs.size(); i++) {
+    const std::string_view k = w->key(w->items[i]);
+    recs[i] = {Word(k, 0), Word(k, 8), static_cast<uint32_t>(i)};
+  }
+  std::sort(recs.begin(), recs.end(), [w](const Rec& a, const Rec& b) {
+    if (a.hi != b.hi) return a.hi < b.hi;
+    if (a.lo != b.lo) return a.lo < b.lo;
+    const auto& x = w->items[a.item];
+    const auto& y = w->items[b.item];
+    const int c = w->key(x).compare(w->key(y));
+    return c != 0 ? c < 0 : x.entry.sequence > y.entry.sequence;
+  });
+  // Position i takes item recs[i].item: follow each permutation cycle.
+  std::vector<uint32_t> from(recs.size());
+  for (size_t i = 0; i < recs.size(); i++) from[i] = recs[i].item;
+  recs.clear();
+  recs.shrink_to_fit();
+  for (size_t i = 0; i < from.size(); i++) {
+    if (from[i] == i) continue;
+    const WalkedKeyspace::Item first = w->items[i];
+    size_t j = i;
+    while (from[j] != i) {
+      w->items[j] = w->items[from[j]];
+      const size_t next = from[j];
+      from[j] = static_cast<uint32_t>(j);
+      j = next;
+    }
+    w->items[j] = first;
+    from[j] = static_cast<uint32_t>(j);
+  }
+}
+
 }  // namespace
 
 WalkedKeyspace WalkKeyspace(const store::Keyspace& ks, Progress* progress) {
+  const auto start = std::chrono::steady_clock::now();
   WalkedKeyspace w;
   w.info = ks.info();
   const uint64_t expected = ks.Stats().keys;
@@ -37,11 +91,12 @@ WalkedKeyspace WalkKeyspace(const store::Keyspace& ks, Progress* progress) {
     if (progress != nullptr) progress->Add(1);
     return true;
   });
-  std::sort(w.items.begin(), w.items.end(),
-            [&w](const WalkedKeyspace::Item& a, const WalkedKeyspace::Item& b) {
-              const int c = w.key(a).compare(w.key(b));
-              return c != 0 ? c < 0 : a.entry.sequence > b.entry.sequence;
-            });
+  const auto read_done = std::chrono::steady_clock::now();
+  w.read_seconds = std::chrono::duration<double>(read_done - start).count();
+  SortByKey(&w);
+  w.sort_seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - read_done)
+                       .count();
   // Equal keys are adjacent, the newest first: keep it.
   size_t out = 0;
   for (size_t i = 0; i < w.items.size(); i++) {

@@ -36,9 +36,19 @@ struct WalkedKeyspace {
   uint64_t skipped = 0;                 // slots not holding a committed version
   std::vector<std::string> skip_notes;  // the first few of them, why
   uint64_t duplicates = 0;              // older versions dropped
+  double read_seconds = 0;              // reading and verifying the index
+  double sort_seconds = 0;
 
   std::string_view key(const Item& i) const {
     return std::string_view(keys).substr(i.key_offset, i.key_len);
+  }
+  // Sorted items' keys are scattered over `keys`: a loop over items calls
+  // this at item i to start loading the key it will need a few items on.
+  void PrefetchAhead(size_t i) const {
+    constexpr size_t kAhead = 16;
+    if (i + kAhead < items.size()) {
+      __builtin_prefetch(keys.data() + items[i + kAhead].key_offset);
+    }
   }
 };
 

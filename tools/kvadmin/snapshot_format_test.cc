@@ -13,9 +13,10 @@ TEST(SnapshotFormatTest, KeysSortByKeyspaceThenKey) {
   EXPECT_LT(SegmentKey(1, 255), SegmentKey(1, 256));
   uint32_t id = 0;
   std::string_view key;
-  ASSERT_TRUE(ParseEntryKey(EntryKey(7, "k\0x"), &id, &key).ok());
+  const std::string k = EntryKey(7, std::string_view("k\0x", 3));
+  ASSERT_TRUE(ParseEntryKey(k, &id, &key).ok());
   EXPECT_EQ(id, 7u);
-  EXPECT_EQ(key, "k");
+  EXPECT_EQ(key, std::string_view("k\0x", 3));
   EXPECT_TRUE(ParseEntryKey("\0\0\0\1", &id, &key).IsCorruption());
   EXPECT_TRUE(ParseIdKey("abc", &id).IsCorruption());
 }

@@ -4,6 +4,7 @@
 #include <rocksdb/db.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -333,7 +334,7 @@ TEST_F(SnapshotTest, RefusedWhileTheWriterLockIsHeld) {
     const std::string who = "(pid " + std::to_string(getpid()) + ")";
     Outcome r = Snap(dir_ + "/snap");
     EXPECT_EQ(r.code, 1) << r.out;
-    EXPECT_NE(r.out.find("busy: cannot snapshot: " + pool_ +
+    EXPECT_NE(r.out.find("busy: cannot snapshot a pool in use: " + pool_ +
                          " is held for writing by "),
               std::string::npos)
         << r.out;
@@ -525,6 +526,64 @@ TEST_F(SnapshotTest, RestoreKeepsNewKeyspacesAndRefusesConflictingOnes) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(ReadFile(pool_), before);
+}
+
+// A pool a crash left unrepaired (read-only opens do not repair): an
+// update's old slot still set, and a slot whose record never reached the
+// log. The snapshot takes the newest version and leaves the torn slot out.
+TEST_F(SnapshotTest, UncleanPoolNewestVersionWinsAndTornSlotsAreSkipped) {
+  constexpr size_t kSize = 16 << 20;
+  auto mapping = store::MemoryMapping::Zeroed(kSize, nullptr);
+  const uint8_t* base = mapping->base();
+  auto pool = store::Pool::CreateOn(std::move(mapping), {});
+  ASSERT_TRUE(pool.ok());
+  auto ks = (*pool)->CreateKeyspace("a", Small());
+  ASSERT_TRUE(ks.ok());
+  const auto* index =
+      reinterpret_cast<const uint64_t*>(base + (*ks)->info().region_offset);
+  const size_t slots =
+      index_format::PhysicalBuckets((*ks)->info().bucket_count) * 8;
+  store::Writer w(*ks);
+  ASSERT_TRUE(w.Put("key", "one").ok());
+  size_t pos = 0;
+  while (index[pos] == 0) pos++;
+  const uint64_t old_slot = index[pos];
+  ASSERT_TRUE(w.Put("key", "two").ok());
+  ASSERT_TRUE(w.Put("other", "x").ok());
+  std::string image(reinterpret_cast<const char*>(base), kSize);
+  // The old version's slot back, and a slot to 64 zero bytes of the log.
+  std::memcpy(image.data() + (*ks)->info().region_offset + pos * 8, &old_slot,
+              8);
+  size_t empty = 0;
+  while (index[empty] != 0 || empty == pos) empty++;
+  ASSERT_LT(empty, slots);
+  const uint64_t torn = index_format::PackSlot({0x1234, 1, 1000});
+  std::memcpy(image.data() + (*ks)->info().region_offset + empty * 8, &torn, 8);
+  // Taken while the pool is open, the image is not marked cleanly closed:
+  // read-only opens leave both slots as they are.
+  std::ofstream(pool_, std::ios::binary) << image;
+  (void)w.Close();
+
+  Outcome r = Snap(dir_ + "/snap");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 keyspaces, 2 entries"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 older versions of updated keys"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("warning: 1 index slots do not hold a committed "
+                       "version"),
+            std::string::npos)
+      << r.out;
+  auto db = SnapshotDb::Open(dir_ + "/snap");
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ((*db)->MetaNumber("skipped_slots").value(), 1u);
+  store::Version newest;
+  std::string v;
+  ASSERT_TRUE((*ks)->Get("key", &v, &newest).ok());
+  ASSERT_EQ(v, "two");
+  EntryScan scan(db->get());
+  ASSERT_TRUE(scan.valid());
+  EXPECT_EQ(scan.key(), "key");
+  EXPECT_EQ(scan.entry().sequence, newest.sequence);
 }
 
 }  // namespace

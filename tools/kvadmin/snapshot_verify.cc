@@ -142,6 +142,7 @@ int Verify(const std::string& pool_path, const std::string& dir, uint64_t limit,
     };
     while (scan.valid() && scan.id() == id) {
       const std::string_view key = scan.key();
+      w.PrefetchAhead(i);
       d.in_snapshot++;
       while (i < w.items.size() && w.key(w.items[i]) < key) added(w.items[i++]);
       if (i < w.items.size() && w.key(w.items[i]) == key) {

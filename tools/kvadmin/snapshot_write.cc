@@ -38,6 +38,7 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kEntriesPerSst = 4'000'000;
 
 struct Totals {
+  double read = 0, sort = 0, write = 0, ingest = 0;  // seconds per phase
   uint64_t entries = 0;
   uint64_t segments = 0;
   uint64_t skipped = 0;
@@ -56,8 +57,11 @@ Status WriteEntries(SnapshotDb* db, const WalkedKeyspace& w,
     return Status::Ok();
   };
   const rocksdb::Options options = SnapshotDb::WriteOnceOptions();
+  const auto start = Clock::now();
   char value[sf::kEntryValueSize];
-  for (const auto& it : w.items) {
+  for (size_t i = 0; i < w.items.size(); i++) {
+    const auto& it = w.items[i];
+    w.PrefetchAhead(i);
     if (!sst || in_file == kEntriesPerSst) {
       KV_RETURN_IF_ERROR(finish());
       files->push_back(db->dir() + "/bulk-" + std::to_string(files->size()) +
@@ -77,7 +81,9 @@ Status WriteEntries(SnapshotDb* db, const WalkedKeyspace& w,
     in_file++;
     t->entries++;
   }
-  return finish();
+  KV_RETURN_IF_ERROR(finish());
+  t->write += std::chrono::duration<double>(Clock::now() - start).count();
+  return Status::Ok();
 }
 
 Status Build(store::Pool* pool, SnapshotDb* db, std::ostream& os,
@@ -136,6 +142,8 @@ Status Build(store::Pool* pool, SnapshotDb* db, std::ostream& os,
             "batch"));
       }
       t->segments += w.segments.size();
+      t->read += w.read_seconds;
+      t->sort += w.sort_seconds;
       KV_RETURN_IF_ERROR(WriteEntries(db, w, &files, t));
       t->skipped += w.skipped;
       for (const std::string& n : w.skip_notes) {
@@ -159,6 +167,7 @@ Status Build(store::Pool* pool, SnapshotDb* db, std::ostream& os,
   char crc[16];
   snprintf(crc, sizeof(crc), "%08x", t->crc);
   KV_RETURN_IF_ERROR(meta(sf::meta::kEntriesCrc, crc));
+  const auto ingest = Clock::now();
   KV_RETURN_IF_ERROR(db->Write(&batch));
   KV_RETURN_IF_ERROR(db->Ingest(SnapshotDb::kEntries, files));
   // Last: a snapshot without it is refused as incomplete.
@@ -166,7 +175,9 @@ Status Build(store::Pool* pool, SnapshotDb* db, std::ostream& os,
   KV_RETURN_IF_ERROR(FromRocks(
       done.Put(db->cf(SnapshotDb::kMeta), sf::meta::kComplete, "1"), "batch"));
   KV_RETURN_IF_ERROR(db->Write(&done));
-  return db->Finish();
+  KV_RETURN_IF_ERROR(db->Finish());
+  t->ingest = std::chrono::duration<double>(Clock::now() - ingest).count();
+  return Status::Ok();
 }
 
 Status SyncPath(const std::string& path) {
@@ -210,8 +221,7 @@ int Snapshot(const std::string& pool_path, const std::string& out,
   if (!pool.ok()) {
     Status st = pool.status();
     if (st.code() == StatusCode::kBusy) {
-      st = Status::Busy("cannot snapshot: " + st.message() +
-                        " (a snapshot needs the pool offline)");
+      st = Status::Busy("cannot snapshot a pool in use: " + st.message());
     }
     return Fail(err, st);
   }
@@ -238,9 +248,12 @@ int Snapshot(const std::string& pool_path, const std::string& out,
   }
   const double secs =
       std::chrono::duration<double>(Clock::now() - start).count();
-  char rate[64];
-  snprintf(rate, sizeof(rate), "%.2f s (%.0f keys/s)", secs,
-           secs > 0 ? t.entries / secs : 0.0);
+  char rate[160];
+  snprintf(rate, sizeof(rate),
+           "%.2f s (%.0f keys/s: read and verify %.2f s, sort %.2f s, write "
+           "%.2f s, ingest and compact %.2f s)",
+           secs, secs > 0 ? t.entries / secs : 0.0, t.read, t.sort, t.write,
+           t.ingest);
   os << "snapshot of pool " << (*pool)->Info().uuid << " written to " << out
      << ": " << (*pool)->ListKeyspaces().size() << " keyspaces, " << t.entries
      << " entries, " << t.segments << " segments, " << HumanBytes(DirBytes(out))

@@ -12,6 +12,16 @@
 //   - Every fallible call returns 0 or a negative errno value (-EINVAL,
 //     -ENOMEM, -EAGAIN, -ENODATA, -ECONNREFUSED, ...). The semantic layer
 //     maps them to RPMA_E_*. Out-parameters are written only on success.
+//   - Each method below lists its errors; both providers return exactly
+//     those for the listed conditions (rpma/tests/api/contract_test.cc runs
+//     the same TEST_P suite on each). Besides them a provider may return
+//     the device's own -errno (verbs) for conditions no contract names.
+//   - An object of another provider (or of no provider) passed where one
+//     of this provider's is expected: -EINVAL, never undefined behaviour.
+//   - Destructors cannot fail: a failing ibv_destroy_* / rdma_destroy_*
+//     is logged and the object forgotten. So librpma's RPMA_E_PROVIDER
+//     from rpma_mr_dereg, rpma_conn_delete, rpma_ep_shutdown and
+//     rpma_srq_delete is never returned (rpma/README.md).
 //   - Objects are owned by std::unique_ptr held by the semantic layer.
 //     Destruction order the semantic layer guarantees: QP (via its CmId)
 //     before the CQs/SRQ it uses; CQs before their CompletionChannel; MRs,
@@ -55,6 +65,9 @@ enum Access : int {
   kAccessFlushVisibility = 1 << 3,  // peers may native-flush (visibility)
   kAccessFlushPersistent = 1 << 4,  // peers may native-flush (persistent)
 };
+inline constexpr int kAccessAll = kAccessLocalWrite | kAccessRemoteWrite |
+                                  kAccessRemoteRead | kAccessFlushVisibility |
+                                  kAccessFlushPersistent;
 
 // A registered memory region. Immutable after creation; deregistered by
 // its destructor, after which the provider never touches the memory again
@@ -89,7 +102,8 @@ class CompletionChannel {
  public:
   virtual ~CompletionChannel() = default;
   virtual int fd() const = 0;
-  // Waits for the next event; *cq is the CQ that fired.
+  // Waits for the next event; *cq is the CQ that fired. -EAGAIN with
+  // O_NONBLOCK and nothing pending.
   virtual int GetEvent(Cq** cq) = 0;
 };
 
@@ -98,9 +112,11 @@ class CompletionChannel {
 class Cq {
  public:
   virtual ~Cq() = default;
-  // Moves up to n completions into wc; returns how many (0 if none) or a
-  // negative errno.
+  // Moves up to n completions into wc; returns how many (0 if none).
+  // -EINVAL for n <= 0 or a null wc; -EOVERFLOW after an overrun in tcp's
+  // strict mode; -EIO (verbs) when the device fails.
   virtual int Poll(int n, struct ibv_wc* wc) = 0;
+  // 0; the device's -errno (verbs).
   virtual int RequestNotify() = 0;
   // Acknowledges n events got through GetEvent (ibv_ack_cq_events).
   virtual void AckEvents(unsigned n) = 0;
@@ -161,8 +177,9 @@ struct RecvWr {
 // Completion opcodes reported per Opcode (both providers): kRead RDMA_READ;
 // kWrite/kWriteWithImm RDMA_WRITE; kAtomicWrite RDMA_WRITE (as librpma's
 // emulation reports it); kFlush RDMA_READ (as librpma's APM reports it);
-// kSend/kSendWithImm SEND. Receives: RECV, or RECV_RDMA_WITH_IMM for a
-// write with immediate (byte_len 0).
+// kSend/kSendWithImm SEND. Receives: RECV (byte_len = bytes received), or
+// RECV_RDMA_WITH_IMM for a write with immediate (byte_len = bytes written
+// by that write, as mlx5 and rxe report it).
 
 // A shared receive queue (ibv_srq).
 class Srq {
@@ -170,6 +187,9 @@ class Srq {
   virtual ~Srq() = default;
   virtual int PostRecv(const RecvWr& wr) = 0;  // -ENOMEM when full
 };
+
+// Queue sizes are minimums: a device may round them up (mlx5 to a power
+// of two), so "-ENOMEM past sq_size" holds only for some post beyond it.
 
 struct QpInit {
   Cq* send_cq = nullptr;  // required
@@ -184,6 +204,10 @@ class Qp {
  public:
   virtual ~Qp() = default;
   virtual uint32_t qp_num() const = 0;
+  // -ENOMEM: the send queue is full; -EINVAL: the QP never connected, or
+  // an unknown opcode; -EOPNOTSUPP (verbs): kFlush, or kAtomicWrite on a
+  // device without native atomic write (the semantic layer never posts
+  // them then; tcp serves both always). In error: accepted and flushed.
   virtual int PostSend(const SendWr& wr) = 0;
   virtual int PostRecv(const RecvWr& wr) = 0;  // -ENOMEM beyond rq_size
 };
@@ -236,11 +260,13 @@ class CmChannel {
 class CmId {
  public:
   virtual ~CmId() = default;
-  // Creates the QP; at most once.
+  // Creates the QP; at most once. -EINVAL: a second call, a missing CQ,
+  // or CQs/SRQ of another provider.
   virtual int CreateQp(const QpInit& init) = 0;
   virtual Qp* qp() const = 0;
   // Future events of this id go to `channel`; events of this id already
-  // queued on its old channel move along (as rdma_migrate_id).
+  // queued on its old channel move along (as rdma_migrate_id). -EINVAL: a
+  // null channel or another provider's.
   virtual int Migrate(CmChannel* channel) = 0;
   // Active side: puts the connection request on the wire (the first and
   // only moment anything is sent). Events then arrive on the id's channel.
@@ -300,22 +326,33 @@ struct DeviceCaps {
 class Pd {
  public:
   virtual ~Pd() = default;
+  // -EINVAL: null addr, length 0, or access bits outside kAccessAll;
+  // the device's -errno (verbs; EOPNOTSUPP is retried with ODP when the
+  // device has it).
   virtual int RegMr(void* addr, size_t length, int access,
                     std::unique_ptr<Mr>* out) = 0;
   virtual int CreateCompletionChannel(
       std::unique_ptr<CompletionChannel>* out) = 0;
-  // `channel` may be null (a CQ that is only polled).
+  // `channel` may be null (a CQ that is only polled). -EINVAL: cqe <= 0,
+  // or a channel of another provider.
   virtual int CreateCq(int cqe, CompletionChannel* channel,
                        std::unique_ptr<Cq>* out) = 0;
+  // -EINVAL for max_wr 0 (tcp; verbs: the device's answer).
   virtual int CreateSrq(uint32_t max_wr, std::unique_ptr<Srq>* out) = 0;
   virtual int CreateCmChannel(std::unique_ptr<CmChannel>* out) = 0;
   // Listens on addr:port; kConnectRequest events go to `channel`.
-  // -EADDRINUSE, -EADDRNOTAVAIL, -EINVAL (unresolvable) as appropriate.
+  // -EADDRINUSE, -EADDRNOTAVAIL, -EINVAL (unresolvable, null port, or a
+  // channel of another provider) as appropriate.
   virtual int Listen(const char* addr, const char* port, CmChannel* channel,
                      std::unique_ptr<Listener>* out) = 0;
   // Active side: resolves addr:port (within timeout_ms) and returns an id
-  // with no channel and nothing sent on the wire. timeout_ms also bounds
-  // the later Connect() (no answer in time -> kUnreachable).
+  // with no channel and nothing sent on the wire. timeout_ms bounds
+  // address and route resolution only (as rdma_resolve_addr/route). What
+  // bounds the connection after Connect() is the provider's: on verbs the
+  // kernel CM's retries (a host that answers ARP but not the request gives
+  // kUnreachable after about a minute); tcp gives kUnreachable when the
+  // TCP connect or its hello is not answered within timeout_ms, and waits
+  // up to 30 s for the server application to accept or reject.
   virtual int CreateActiveId(const char* addr, const char* port, int timeout_ms,
                              std::unique_ptr<CmId>* out) = 0;
 };
@@ -345,9 +382,17 @@ int VerbsGetDevice(const char* addr, bool local, Device** out);
 // itself, e.g. with ibv_open_device); null if it cannot be wrapped.
 Device* VerbsDeviceForContext(struct ibv_context* ctx);
 
+// True if libibverbs sees at least one RDMA device (cheap, silent).
+bool VerbsHasDevices();
+
+// 0.0.0.0 or :: (numeric forms only).
+bool IsWildcardAddress(const char* addr);
+
 // Picks the provider by RPMA_PROVIDER (tcp | verbs | auto; default auto:
 // verbs when it has a device for the address, else tcp).
-// -EINVAL for an unknown RPMA_PROVIDER value or an unresolvable address.
+// -EINVAL for an unknown RPMA_PROVIDER value or an unresolvable address;
+// -EADDRNOTAVAIL in auto mode for a wildcard address on a host with RDMA
+// devices (its listener would get tcp, its clients verbs).
 int SelectDevice(const char* addr, bool local, Device** out);
 
 // The Device behind a context returned by rpma_utils_get_ibv_context(), or

@@ -1,11 +1,14 @@
 // Progress engine; see engine.h.
 #include "tcp/engine.h"
 
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <vector>
 
 #include "log_internal.h"
@@ -14,10 +17,31 @@
 namespace rpma::prov::tcp {
 namespace {
 constexpr uint64_t kWakeId = 0;
+
+int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+
+// RPMA_TCP_POLL_US: a decimal count of microseconds; anything else keeps
+// the default.
+int64_t PollWindowNs() {
+  const char* v = std::getenv("RPMA_TCP_POLL_US");
+  if (v == nullptr || *v == '\0') return Engine::kDefaultPollUs * 1000;
+  char* end = nullptr;
+  long long us = std::strtoll(v, &end, 10);
+  if (*end != '\0' || us < 0 || us > 10'000'000) {
+    RPMA_LOG_WARNING("tcp: ignoring RPMA_TCP_POLL_US=%s (not 0..10000000)", v);
+    return Engine::kDefaultPollUs * 1000;
+  }
+  return us * 1000;
+}
+}  // namespace
 
 int Engine::Create(std::unique_ptr<Engine>* out) {
   std::unique_ptr<Engine> e(new Engine());
+  e->poll_ns_ = PollWindowNs();
   e->epfd_ = epoll_create1(EPOLL_CLOEXEC);
   if (e->epfd_ < 0) return -errno;
   e->wakefd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -89,14 +113,17 @@ void Engine::Run() {
   epoll_event evs[kMaxEvents];
   int64_t next_tick = NowMs() + kTickMs;
   std::vector<std::shared_ptr<Handler>> all;
+  int64_t spin_until_ns = 0;  // poll without blocking until then
   while (!stop_) {
     int64_t now = NowMs();
+    bool spin = poll_ns_ > 0 && NowNs() < spin_until_ns;
     int wait = next_tick > now ? static_cast<int>(next_tick - now) : 0;
-    int n = epoll_wait(epfd_, evs, kMaxEvents, wait);
+    int n = epoll_wait(epfd_, evs, kMaxEvents, spin ? 0 : wait);
     if (n < 0 && errno != EINTR) {
       RPMA_LOG_ERROR("tcp engine: epoll_wait: %d", errno);
       return;
     }
+    bool traffic = false;
     for (int i = 0; i < n; ++i) {
       // epoll_event is packed: copy fields before binding references.
       const uint64_t id = evs[i].data.u64;
@@ -106,6 +133,7 @@ void Engine::Run() {
         (void)!read(wakefd_, &v, sizeof(v));
         continue;
       }
+      traffic = true;
       std::shared_ptr<Handler> h;
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -113,6 +141,13 @@ void Engine::Run() {
         if (it != handlers_.end()) h = it->second;
       }
       if (h) h->OnEvent(events);
+    }
+    if (traffic && poll_ns_ > 0) {
+      spin_until_ns = NowNs() + poll_ns_;
+    } else if (spin && n <= 0) {
+      // On a small machine the application and the peer's engine need the
+      // core more than an empty poll does.
+      sched_yield();
     }
     now = NowMs();
     bool tick = now >= next_tick;

@@ -3,6 +3,13 @@
 // it executes the peer's one-sided operations on registered memory
 // without any call from the application.
 //
+// Polling: the thread spins (non-blocking epoll_wait, yielding the CPU
+// between empty polls) while there is traffic, and blocks in epoll_wait
+// once no socket event arrived for the poll window: a busy connection
+// pays no thread wake-up per message, an idle engine uses no CPU. The
+// window is RPMA_TCP_POLL_US microseconds (default kDefaultPollUs; 0 =
+// always block), read once per engine.
+//
 // Thread-safety: Add/Modify/Remove/KickAll may be called from any thread,
 // also from inside a handler callback. Callbacks of one handler never run
 // concurrently (there is one engine thread); a handler may be removed
@@ -31,6 +38,7 @@ class Handler {
 class Engine {
  public:
   static constexpr int kTickMs = 50;
+  static constexpr int64_t kDefaultPollUs = 200;
 
   // Starts the thread. Returns 0 or a negative errno.
   static int Create(std::unique_ptr<Engine>* out);
@@ -49,6 +57,12 @@ class Engine {
   void KickIfWaiting() {
     if (rnr_waiters_.load() > 0) KickAll();
   }
+  // Bytes the connections of this engine hold for their peers (RNR stash,
+  // queued responses); bounded by Limits::peer_hold_bytes.
+  void AddHeld(int64_t delta) {
+    held_.fetch_add(delta, std::memory_order_relaxed);
+  }
+  int64_t held() const { return held_.load(std::memory_order_relaxed); }
 
  private:
   Engine() = default;
@@ -59,6 +73,8 @@ class Engine {
   std::atomic<bool> stop_{false};
   std::atomic<bool> kick_{false};
   std::atomic<int> rnr_waiters_{0};
+  std::atomic<int64_t> held_{0};
+  int64_t poll_ns_ = kDefaultPollUs * 1000;
   std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Handler>> handlers_;
   uint64_t next_id_ = 1;

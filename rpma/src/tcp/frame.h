@@ -25,7 +25,8 @@ namespace rpma::prov::tcp {
 
 inline constexpr size_t kHeaderSize = 32;
 inline constexpr uint64_t kHelloMagic = 0x31504354564b5052ull;  // "RPKVTCP1"
-inline constexpr uint64_t kProtocolVersion = 1;
+// 2: RESP status kRespRnrRetryExceeded.
+inline constexpr uint64_t kProtocolVersion = 2;
 inline constexpr uint32_t kMaxPrivateData = 255;
 // Largest payload of one frame (and largest READ / SEND / WRITE).
 inline constexpr uint32_t kMaxIoLength = 1u << 30;
@@ -56,10 +57,11 @@ enum FrameFlag : uint8_t {
 // RESP status values.
 enum RespStatus : uint64_t {
   kRespOk = 0,
-  kRespRemoteAccess = 1,   // rkey, bounds or access rights
-  kRespRemoteInvalid = 2,  // malformed request (e.g. receive too small)
-  kRespRemoteOp = 3,       // the target failed to execute it
-  kRespMax = 3,
+  kRespRemoteAccess = 1,      // rkey, bounds or access rights
+  kRespRemoteInvalid = 2,     // malformed request (e.g. receive too small)
+  kRespRemoteOp = 3,          // the target failed to execute it
+  kRespRnrRetryExceeded = 4,  // no receive in time (IBV_WC_RNR_RETRY_EXC_ERR)
+  kRespMax = 4,
 };
 
 struct FrameHeader {

@@ -37,11 +37,23 @@ void FrameReader::Reset() {
   stash_.clear();
   stash_.shrink_to_fit();
   stash_payload_ = 0;
+  stash_full_ = false;
+  skip_ = 0;
+}
+
+void FrameReader::DropStash() {
+  blocked_ = false;
+  stash_full_ = false;
+  stash_.clear();
+  stash_.shrink_to_fit();
+  skip_ = stash_payload_;
+  stash_payload_ = 0;
 }
 
 bool FrameReader::Unblock() {
   if (!blocked_ || in_payload_) return false;
   blocked_ = false;
+  stash_full_ = false;
   std::vector<uint8_t> merged = std::move(stash_);
   stash_.clear();
   stash_payload_ = 0;
@@ -112,8 +124,18 @@ FrameReader::Io FrameReader::ReadOnce(int fd, int* err) {
 void FrameReader::Process() {
   while (sink_->Alive()) {
     size_t avail = end_ - start_;
-    if (stash_payload_ > 0) {
-      size_t take = std::min(avail, stash_payload_);
+    if (skip_ > 0) {
+      size_t take = std::min(avail, skip_);
+      if (take == 0) return;
+      start_ += take;
+      skip_ -= take;
+    } else if (stash_payload_ > 0) {
+      size_t room = sink_->StashRoom();
+      if (room == 0) {
+        stash_full_ = true;
+        return;
+      }
+      size_t take = std::min({avail, stash_payload_, room});
       if (take == 0) return;
       const uint8_t* p = buf_.data() + start_;
       stash_.insert(stash_.end(), p, p + take);
@@ -128,6 +150,10 @@ void FrameReader::Process() {
       if (r == ParseResult::kNeedMore) return;
       if (r == ParseResult::kBad) {
         sink_->OnBadFrame(why);
+        return;
+      }
+      if (blocked_ && IsRequest(h.type) && sink_->StashRoom() < kHeaderSize) {
+        stash_full_ = true;  // the header stays unread
         return;
       }
       std::memcpy(raw, buf_.data() + start_, kHeaderSize);

@@ -30,6 +30,9 @@ class FrameReader {
     virtual bool Parsing() = 0;
     // False: the connection closed; the reader stops at once.
     virtual bool Alive() = 0;
+    // How many more bytes the RNR stash may hold. At 0 the reader stops
+    // consuming input (stash_full()) until Unblock() or DropStash().
+    virtual size_t StashRoom() = 0;
     // A valid header (already consumed). The sink calls Expect() for its
     // payload. Returns false when the frame is a request that cannot run
     // yet (RNR): the reader keeps it and every later request until
@@ -67,6 +70,13 @@ class FrameReader {
   bool blocked() const { return blocked_; }
   bool Unblock();
   size_t stash_bytes() const { return stash_.size(); }
+  // The stash hit its bound: input is not consumed any more.
+  bool stash_full() const { return stash_full_; }
+  // Room came back (another connection released its share).
+  void ClearStashFull() { stash_full_ = false; }
+  // The blocked request failed (RNR retry exceeded): the kept requests
+  // are forgotten, the rest of a partly kept one is skipped.
+  void DropStash();
 
   // The connection closed: forget the frame in progress and the stash.
   void Reset();
@@ -88,6 +98,8 @@ class FrameReader {
   bool blocked_ = false;
   std::vector<uint8_t> stash_;  // the blocked request and later ones
   size_t stash_payload_ = 0;    // payload bytes still to be stashed
+  bool stash_full_ = false;
+  size_t skip_ = 0;  // input bytes to discard (rest of a dropped frame)
 };
 
 }  // namespace rpma::prov::tcp

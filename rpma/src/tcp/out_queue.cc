@@ -28,6 +28,7 @@ void OutQueue::Push(Kind kind, const FrameHeader& h, const void* payload,
   Frame& f = Add(kind, h);
   f.payload = static_cast<const uint8_t*>(payload);
   f.payload_len = len;
+  if (mr != nullptr) ++target_frames_;
   f.mr = std::move(mr);
 }
 
@@ -44,6 +45,7 @@ void OutQueue::Pop() {
   Frame& f = frames_.front();
   if (f.kind == Kind::kRequest) --requests_;
   if (f.kind == Kind::kResponse) --responses_;
+  if (f.mr != nullptr) --target_frames_;
   frames_.pop_front();
 }
 
@@ -64,6 +66,7 @@ void OutQueue::Clear() {
   frames_.clear();
   requests_ = 0;
   responses_ = 0;
+  target_frames_ = 0;
 }
 
 OutQueue::Result OutQueue::Write(int fd) {
@@ -110,6 +113,7 @@ OutQueue::Result OutQueue::Write(int fd) {
       Clear();
       return Result::kBroken;
     }
+    bytes_written_ += static_cast<uint64_t>(w);
     size_t left = static_cast<size_t>(w);
     while (left > 0) {
       Frame& f = frames_.front();

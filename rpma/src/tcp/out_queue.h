@@ -25,14 +25,15 @@ struct MrEntry;
 class OutQueue {
  public:
   enum class Kind {
-    kControl,   // CM frames and responses without target memory
+    kControl,   // CM frames
     kRequest,   // our request: its payload is the WR's buffer
-    kResponse,  // a READ response sent from registered memory `mr`
+    kResponse,  // a response to the peer (a READ's data is sent from
+                // registered memory `mr`)
   };
 
   // Queues a frame whose payload (len bytes) is sent from `payload`
   // directly; it must stay valid until the frame is written or withdrawn.
-  // `mr` is set for kResponse.
+  // `mr` is set for a READ response.
   void Push(Kind kind, const FrameHeader& h, const void* payload, size_t len,
             std::shared_ptr<MrEntry> mr = nullptr);
   // Queues a frame with a copy of its payload.
@@ -59,7 +60,12 @@ class OutQueue {
   // Our requests still (partly) queued.
   size_t requests() const { return requests_; }
   // Frames referencing target memory (writing them needs MrTable::mu()).
-  bool has_target_memory() const { return responses_ > 0; }
+  bool has_target_memory() const { return target_frames_ > 0; }
+  // Responses queued for the peer, and the memory they hold.
+  size_t responses() const { return responses_; }
+  size_t response_bytes() const { return responses_ * sizeof(Frame); }
+  // Bytes written so far (progress of a peer that reads).
+  uint64_t bytes_written() const { return bytes_written_; }
 
  private:
   struct Frame {
@@ -78,6 +84,8 @@ class OutQueue {
   std::deque<Frame> frames_;
   size_t requests_ = 0;
   size_t responses_ = 0;
+  size_t target_frames_ = 0;
+  uint64_t bytes_written_ = 0;
   bool broken_ = false;
 };
 

@@ -7,8 +7,10 @@
 
 #include "tcp/tcp_cm_channel.h"
 #include "tcp/tcp_conn.h"
+#include "tcp/tcp_cq.h"
 #include "tcp/tcp_device.h"
 #include "tcp/tcp_qp.h"
+#include "tcp/tcp_srq.h"
 
 namespace rpma::prov::tcp {
 namespace {
@@ -29,7 +31,10 @@ TcpCmId::~TcpCmId() {
 
 int TcpCmId::CreateQp(const QpInit& init) {
   if (qp_ != nullptr || conn_ == nullptr) return -EINVAL;
-  if (init.send_cq == nullptr || init.recv_cq == nullptr) return -EINVAL;
+  if (dynamic_cast<TcpCq*>(init.send_cq) == nullptr ||
+      dynamic_cast<TcpCq*>(init.recv_cq) == nullptr ||
+      (init.srq != nullptr && dynamic_cast<TcpSrq*>(init.srq) == nullptr))
+    return -EINVAL;  // missing, or another provider's
   // Zero-sized queues are legal (as in verbs): posting to them fails.
   qp_ = std::make_unique<TcpQp>(conn_, init, NextQpNum());
   conn_->AttachQp(qp_.get());
@@ -39,8 +44,9 @@ int TcpCmId::CreateQp(const QpInit& init) {
 Qp* TcpCmId::qp() const { return qp_.get(); }
 
 int TcpCmId::Migrate(CmChannel* channel) {
-  if (channel == nullptr || conn_ == nullptr) return -EINVAL;
-  return conn_->Migrate(static_cast<TcpCmChannel*>(channel)->queue());
+  auto* ch = dynamic_cast<TcpCmChannel*>(channel);
+  if (ch == nullptr || conn_ == nullptr) return -EINVAL;  // not a tcp one
+  return conn_->Migrate(ch->queue());
 }
 
 namespace {

@@ -241,6 +241,7 @@ void TcpConn::Close() {
   reader_.Reset();
   listener_.reset();
   interest_ = 0;
+  AccountHeld();  // gives the Pd's share back
 }
 
 void TcpConn::OnPeerGone(bool protocol_error, const char* why) {
@@ -272,6 +273,7 @@ void TcpConn::OnTick(int64_t now_ms) {
   // Safety net for a receive posted without a kick.
   if (TryUnblock()) ReadInput();
   if (fd_ >= 0 && !out_.empty()) FlushOut();  // deferred posts, at worst
+  if (fd_ >= 0) CheckLimits(now_ms);
   if (fd_ < 0 || deadline_ms_ == 0 || now_ms < deadline_ms_) return;
   switch (state_) {
     case State::kConnecting:

@@ -96,16 +96,8 @@ class TcpConn : public Handler,
   // Strict mode: an unanswered disconnect ends as an IB CM DREQ does after
   // its retries.
   static constexpr int64_t kStrictDisconnectWaitMs = 5000;
-  // Stop reading requests while this many frames wait to be sent: a peer
-  // that floods requests without reading responses cannot grow our memory.
-  // Honest peers stay far below (bounded by their send queue size); the
-  // bound is in frames, not bytes, so two peers reading large ranges from
-  // each other never both stop reading.
-  static constexpr size_t kMaxOutFrames = 65536;
-  // While a SEND waits for a receive (RNR), later requests are kept (with
-  // their payloads) up to this many bytes so that the peer's responses
-  // behind them still flow; beyond it, reading stops until the receive.
-  static constexpr size_t kMaxStash = 64u << 20;
+  // What a peer can make us hold (stash, queued responses) and the RNR and
+  // stall timeouts: tcp/limits.h.
 
   // --- Connection management (tcp_conn.cc) ---
   void Emit(CmEventType type, std::vector<uint8_t> pdata = {});
@@ -124,6 +116,7 @@ class TcpConn : public Handler,
   // FrameReader::Sink.
   bool Parsing() override;
   bool Alive() override { return fd_ >= 0; }
+  size_t StashRoom() override;
   bool OnHeader(const FrameHeader& h) override;
   void OnPayload() override;
   void OnBadFrame(const char* why) override { ProtocolError(why); }
@@ -134,6 +127,15 @@ class TcpConn : public Handler,
   // requests, whose buffers then belong to the application again.
   void QpError();
   bool InputAllowed() const;
+  // Bytes held for the peer now, and the share of the Pd's total they
+  // would make (held_ is what the engine was last told).
+  size_t Held() const;
+  int64_t PeerTotal() const;
+  void AccountHeld();
+  // An RNR wait at a bound outlived Limits::rnr_retry_ms.
+  void FailRnr();
+  // Limits checks of a tick: RNR retry, stalled output, room again.
+  void CheckLimits(int64_t now_ms);
   // RNR ends when a receive is there; true when input is to be processed
   // again (the caller does it).
   bool TryUnblock();
@@ -173,6 +175,10 @@ class TcpConn : public Handler,
   FrameHeader cur_;            // the frame being read
   bool resp_ignore_ = false;   // the current RESP's WR was flushed already
   bool mr_lock_held_ = false;  // ReadInput holds MrTable::mu() shared
+  int64_t held_ = 0;           // counted in the engine's total
+  int64_t rnr_since_ms_ = 0;   // the current RNR wait began
+  uint64_t out_seen_ = 0;      // out_.bytes_written() at out_since_ms_
+  int64_t out_since_ms_ = 0;   // output last empty or progressing
 };
 
 }  // namespace rpma::prov::tcp

@@ -2,10 +2,12 @@
 // FrameReader, frame dispatch, and writing the OutQueue; see tcp_conn.h.
 #include <sys/epoll.h>
 
+#include <algorithm>
 #include <cstring>
 #include <shared_mutex>
 
 #include "log_internal.h"
+#include "tcp/limits.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_mr.h"
 #include "tcp/tcp_qp.h"
@@ -34,8 +36,79 @@ void TcpConn::OnEvent(uint32_t events) {
   }
 }
 
+size_t TcpConn::Held() const {
+  return out_.response_bytes() + reader_.stash_bytes();
+}
+
+int64_t TcpConn::PeerTotal() const {
+  return engine_->held() - held_ + static_cast<int64_t>(Held());
+}
+
+void TcpConn::AccountHeld() {
+  int64_t now = static_cast<int64_t>(Held());
+  if (now != held_) engine_->AddHeld(now - held_);
+  held_ = now;
+}
+
+// A peer flooding requests without reading responses, or behind an RNR
+// wait, stops being read at the bounds of tcp/limits.h (the kernel's
+// socket buffers then push back on it, as an RNIC's wire would).
 bool TcpConn::InputAllowed() const {
-  return out_.size() < kMaxOutFrames && reader_.stash_bytes() < kMaxStash;
+  const Limits& l = GetLimits();
+  if (reader_.stash_full()) return false;
+  if (out_.responses() >= l.max_out_responses) return false;
+  return Held() == 0 || PeerTotal() < static_cast<int64_t>(l.peer_hold_bytes);
+}
+
+size_t TcpConn::StashRoom() {
+  const Limits& l = GetLimits();
+  size_t stash = reader_.stash_bytes();
+  size_t own = stash < l.max_stash_bytes ? l.max_stash_bytes - stash : 0;
+  int64_t total = PeerTotal();
+  int64_t limit = static_cast<int64_t>(l.peer_hold_bytes);
+  size_t peer = total < limit ? static_cast<size_t>(limit - total) : 0;
+  return std::min(own, peer);
+}
+
+void TcpConn::FailRnr() {
+  RPMA_LOG_WARNING(
+      "tcp: %s: a request waited for a receive beyond the RNR retry budget "
+      "(%zu bytes kept behind it); failing it with RNR_RETRY_EXC_ERR",
+      peer_name_.c_str(), reader_.stash_bytes());
+  engine_->AddRnrWaiter(-1);
+  reader_.DropStash();
+  target_.FailRnr();
+  QpError();
+  ReadInput();
+}
+
+void TcpConn::CheckLimits(int64_t now_ms) {
+  const Limits& l = GetLimits();
+  if (reader_.blocked()) {
+    if (rnr_since_ms_ == 0) rnr_since_ms_ = now_ms;
+    // Behind a bound (its own stash or the Pd's total) the peer is not
+    // read any more: the wait ends as RC's retries do.
+    if (!InputAllowed() && now_ms - rnr_since_ms_ >= l.rnr_retry_ms) {
+      FailRnr();
+      if (fd_ < 0) return;
+    }
+  } else {
+    rnr_since_ms_ = 0;
+  }
+  if (out_.empty() || out_.bytes_written() != out_seen_) {
+    out_seen_ = out_.bytes_written();
+    out_since_ms_ = now_ms;
+  } else if (now_ms - out_since_ms_ >= l.stall_ms) {
+    OnPeerGone(true, "the peer stopped reading (output stalled)");
+    return;
+  }
+  // Room may have come back through other connections of the Pd.
+  if (reader_.stash_full() && StashRoom() > 0) {
+    reader_.ClearStashFull();
+    ReadInput();
+    return;
+  }
+  UpdateInterest();
 }
 
 bool TcpConn::Parsing() { return fd_ >= 0 && InputAllowed(); }
@@ -50,6 +123,7 @@ bool TcpConn::TryUnblock() {
 }
 
 void TcpConn::UpdateInterest() {
+  AccountHeld();
   if (fd_ < 0 || state_ == State::kConnecting) return;
   uint32_t want = InputAllowed() ? EPOLLIN : EPOLLRDHUP;
   if (!out_.empty()) want |= EPOLLOUT;

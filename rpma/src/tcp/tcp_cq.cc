@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "log_internal.h"
+#include "tcp/tcp_device.h"
 
 namespace rpma::prov::tcp {
 
@@ -64,15 +65,18 @@ void TcpCompletionChannel::Drop(TcpCq* cq) {
 }
 
 TcpCq::TcpCq(int cqe, TcpCompletionChannel* channel)
-    : cqe_(cqe > 0 ? static_cast<size_t>(cqe) : 1), channel_(channel) {}
+    : cqe_(cqe > 0 ? static_cast<size_t>(cqe) : 1),
+      channel_(channel),
+      strict_(StrictMode()) {}
 
 TcpCq::~TcpCq() {
   if (channel_ != nullptr) channel_->Drop(this);
 }
 
 int TcpCq::Poll(int n, struct ibv_wc* wc) {
-  if (n < 0 || (n > 0 && wc == nullptr)) return -EINVAL;
+  if (n <= 0 || wc == nullptr) return -EINVAL;  // provider.h, as verbs
   std::lock_guard<std::mutex> lock(mu_);
+  if (overrun_) return -EOVERFLOW;
   int got = 0;
   while (got < n && !wcs_.empty()) {
     wc[got++] = wcs_.front();
@@ -95,7 +99,9 @@ void TcpCq::Push(const struct ibv_wc& wc) {
     // queue sizes bound what can be outstanding) and log the misuse once.
     if (wcs_.size() >= cqe_ && !overflow_logged_) {
       overflow_logged_ = true;
-      RPMA_LOG_WARNING("tcp: completion queue overrun (size %zu)", cqe_);
+      RPMA_LOG_WARNING("tcp: completion queue overrun (size %zu)%s", cqe_,
+                       strict_ ? ": the CQ is in error (strict mode)" : "");
+      overrun_ = strict_;
     }
     wcs_.push_back(wc);
     if (armed_ && channel_ != nullptr) {

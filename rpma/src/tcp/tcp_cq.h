@@ -54,6 +54,10 @@ class TcpCq : public Cq {
   std::deque<struct ibv_wc> wcs_;
   bool armed_ = false;
   bool overflow_logged_ = false;
+  // Strict mode (RPMA_TCP_STRICT=1 at creation): an overrun is fatal, as
+  // on hardware (the CQ goes to error); every later Poll() is -EOVERFLOW.
+  const bool strict_;
+  bool overrun_ = false;
 };
 
 }  // namespace rpma::prov::tcp

@@ -56,9 +56,14 @@ void ListenSocket::OnEvent(uint32_t events) {
       fd = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     }
     if (fd < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-          errno != ECONNABORTED) {
-        RPMA_LOG_ERROR("tcp: accept failed: %s", std::strerror(errno));
+      int err = errno;
+      if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+        Pause(err);
+        return;
+      }
+      if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR &&
+          err != ECONNABORTED) {
+        RPMA_LOG_ERROR("tcp: accept failed: %s", std::strerror(err));
       }
       return;
     }
@@ -70,10 +75,33 @@ void ListenSocket::OnEvent(uint32_t events) {
   }
 }
 
+void ListenSocket::Pause(int err) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd_ < 0 || paused_) return;
+  paused_ = true;
+  engine_->Modify(fd_, hid_, 0);
+  int64_t now = NowMs();
+  if (now - last_warning_ms_ >= 10000) {  // at most one line per 10 s
+    last_warning_ms_ = now;
+    RPMA_LOG_WARNING(
+        "tcp: accept failed: %s; pending connections wait (retried every "
+        "%d ms); raise the open-file limit (ulimit -n) if this persists",
+        std::strerror(err), Engine::kTickMs);
+  }
+}
+
+void ListenSocket::OnTick(int64_t /*now_ms*/) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd_ < 0 || !paused_) return;
+  paused_ = false;
+  engine_->Modify(fd_, hid_, EPOLLIN);
+}
+
 int TcpListener::Create(Engine* engine, MrTable* mrs, const char* addr,
                         const char* port, CmChannel* channel,
                         std::unique_ptr<Listener>* out) {
-  if (channel == nullptr || port == nullptr) return -EINVAL;
+  auto* ch = dynamic_cast<TcpCmChannel*>(channel);
+  if (ch == nullptr || port == nullptr) return -EINVAL;
   SockAddr sa;
   int rc = Resolve(addr, port, true, &sa);
   if (rc != 0) return rc;
@@ -83,13 +111,12 @@ int TcpListener::Create(Engine* engine, MrTable* mrs, const char* addr,
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (bind(fd, reinterpret_cast<const sockaddr*>(&sa.ss), sa.len) != 0 ||
-      listen(fd, 128) != 0) {
+      listen(fd, SOMAXCONN) != 0) {
     rc = -errno;
     close(fd);
     return rc;
   }
-  auto sock = std::make_shared<ListenSocket>(
-      fd, engine, mrs, static_cast<TcpCmChannel*>(channel)->queue());
+  auto sock = std::make_shared<ListenSocket>(fd, engine, mrs, ch->queue());
   rc = sock->Start();
   if (rc != 0) return rc;  // ~ListenSocket closes fd
   out->reset(new TcpListener(std::move(sock)));

@@ -25,6 +25,8 @@ class ListenSocket : public Handler,
                std::shared_ptr<CmQueue> queue);
   ~ListenSocket() override;
   void OnEvent(uint32_t events) override;
+  // Resumes accepting after a pause (see OnEvent).
+  void OnTick(int64_t now_ms) override;
   // Queues a connect request; false once the listener is shut down. On
   // success *queue is the channel queue the new id's events go to.
   bool Deliver(CmEvent* ev, std::shared_ptr<CmQueue>* queue);
@@ -32,6 +34,8 @@ class ListenSocket : public Handler,
   void Shutdown();
 
  private:
+  void Pause(int err);
+
   std::mutex mu_;
   int fd_;
   uint64_t hid_ = 0;
@@ -39,6 +43,11 @@ class ListenSocket : public Handler,
   MrTable* const mrs_;
   std::shared_ptr<CmQueue> queue_;
   bool alive_ = true;
+  // accept() failed for want of descriptors or memory: the listening
+  // socket is unwatched until the next tick (level-triggered epoll would
+  // spin on the pending connection otherwise).
+  bool paused_ = false;
+  int64_t last_warning_ms_ = 0;
 };
 
 class TcpListener : public Listener {

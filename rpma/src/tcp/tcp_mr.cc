@@ -48,6 +48,10 @@ TcpMr::TcpMr(MrTable* table, void* addr, size_t length, int access)
   e->addr = static_cast<uint8_t*>(addr);
   e->length = length;
   e->access = access;
+  if (access & kAccessFlushPersistent) {
+    e->persist = PmemPersist::Probe(addr, length);
+    method_ = e->persist->method();
+  }
   addr_ = addr;
   length_ = length;
   access_ = access;

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "provider/provider.h"
+#include "tcp/pmem_persist.h"
 
 namespace rpma::prov::tcp {
 
@@ -24,6 +25,9 @@ struct MrEntry {
   size_t length = 0;
   int access = 0;
   bool dead = false;  // guarded by MrTable::mu()
+  // How a persistent flush of this region is made durable (set when the
+  // access has kAccessFlushPersistent; null = msync).
+  std::shared_ptr<const PmemPersist> persist;
 };
 
 class MrTable {
@@ -52,8 +56,12 @@ class TcpMr : public Mr {
   TcpMr(MrTable* table, void* addr, size_t length, int access);
   ~TcpMr() override;
 
+  // The persistent flush method chosen at registration (tests, logs).
+  PmemPersist::Method persist_method() const { return method_; }
+
  private:
   MrTable* table_;
+  PmemPersist::Method method_ = PmemPersist::Method::kMsync;
 };
 
 }  // namespace rpma::prov::tcp

@@ -26,10 +26,7 @@ TcpPd::~TcpPd() { engine_.reset(); }
 int TcpPd::RegMr(void* addr, size_t length, int access,
                  std::unique_ptr<Mr>* out) {
   if (addr == nullptr || length == 0) return -EINVAL;
-  constexpr int kKnown = kAccessLocalWrite | kAccessRemoteWrite |
-                         kAccessRemoteRead | kAccessFlushVisibility |
-                         kAccessFlushPersistent;
-  if ((access & ~kKnown) != 0) return -EINVAL;
+  if ((access & ~kAccessAll) != 0) return -EINVAL;
   *out = std::make_unique<TcpMr>(&mrs_, addr, length, access);
   return 0;
 }
@@ -40,9 +37,9 @@ int TcpPd::CreateCompletionChannel(std::unique_ptr<CompletionChannel>* out) {
 
 int TcpPd::CreateCq(int cqe, CompletionChannel* channel,
                     std::unique_ptr<Cq>* out) {
-  if (cqe <= 0) return -EINVAL;
-  *out =
-      std::make_unique<TcpCq>(cqe, static_cast<TcpCompletionChannel*>(channel));
+  auto* ch = dynamic_cast<TcpCompletionChannel*>(channel);
+  if (cqe <= 0 || (channel != nullptr && ch == nullptr)) return -EINVAL;
+  *out = std::make_unique<TcpCq>(cqe, ch);
   return 0;
 }
 

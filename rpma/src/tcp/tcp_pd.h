@@ -34,6 +34,10 @@ class TcpPd : public Pd {
   int CreateActiveId(const char* addr, const char* port, int timeout_ms,
                      std::unique_ptr<CmId>* out) override;
 
+  // Bytes the Pd's connections hold for their peers now (RNR stashes and
+  // queued responses; bounded by Limits::peer_hold_bytes). For tests.
+  int64_t HeldForPeers() const { return engine_->held(); }
+
  private:
   TcpPd() = default;
   MrTable mrs_;

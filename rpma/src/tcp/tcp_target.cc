@@ -1,9 +1,6 @@
 // Target side of a tcp connection; see tcp_target.h.
 #include "tcp/tcp_target.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -115,8 +112,9 @@ TcpTarget::Verdict TcpTarget::AtomicWrite(const FrameHeader& h) {
 TcpTarget::Verdict TcpTarget::Flush(const FrameHeader& h) {
   int need = (h.flags & kFlagFlushVisibility) ? kAccessFlushVisibility
                                               : kAccessFlushPersistent;
-  if (Check(h, h.value, need) == nullptr) return Fail(kRespRemoteAccess);
-  uint64_t st = ExecuteFlush(h);
+  std::shared_ptr<MrEntry> e = Check(h, h.value, need);
+  if (e == nullptr) return Fail(kRespRemoteAccess);
+  uint64_t st = ExecuteFlush(h, *e);
   if (st != kRespOk) return Fail(st);
   Respond(kRespOk);
   return Verdict::kOk;
@@ -134,17 +132,15 @@ TcpTarget::Verdict TcpTarget::Send(const FrameHeader& h) {
   return Verdict::kOk;
 }
 
-uint64_t TcpTarget::ExecuteFlush(const FrameHeader& h) {
+uint64_t TcpTarget::ExecuteFlush(const FrameHeader& h, const MrEntry& e) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if ((h.flags & kFlagFlushVisibility) || h.value == 0) return kRespOk;
-  // Persistent: msync of the page-aligned range. On a DAX file mapping the
-  // kernel also flushes CPU caches; on anonymous memory it is harmless.
-  uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t start = static_cast<uintptr_t>(h.addr) & ~(page - 1);
-  uintptr_t end = static_cast<uintptr_t>(h.addr + h.value);
-  if (msync(reinterpret_cast<void*>(start), end - start, MS_SYNC) != 0) {
-    RPMA_LOG_ERROR("tcp: msync of a flushed range failed: %s",
-                   std::strerror(errno));
+  // Persistent: CPU cache flush on PMem, msync elsewhere (pmem_persist.h).
+  int err = e.persist != nullptr ? e.persist->Persist(Ptr(h.addr), h.value)
+                                 : PmemPersist::Msync(Ptr(h.addr), h.value);
+  if (err != 0) {
+    RPMA_LOG_ERROR("tcp: persisting a flushed range failed: %s",
+                   std::strerror(err));
     return kRespRemoteOp;
   }
   return kRespOk;
@@ -168,9 +164,7 @@ void TcpTarget::Respond(uint64_t status, const void* payload, size_t len,
   r.type = kFrameResp;
   r.value = status;
   r.length = static_cast<uint32_t>(len);
-  out_->Push(
-      mr != nullptr ? OutQueue::Kind::kResponse : OutQueue::Kind::kControl, r,
-      payload, len, std::move(mr));
+  out_->Push(OutQueue::Kind::kResponse, r, payload, len, std::move(mr));
 }
 
 TcpTarget::Verdict TcpTarget::Fail(uint64_t status) {
@@ -202,12 +196,11 @@ TcpTarget::Verdict TcpTarget::Finish() {
   }
   if (recv && qp_ != nullptr) {
     wc.status = IBV_WC_SUCCESS;
-    if (cur_.type == kFrameWriteImm) {
-      wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
-    } else {
-      wc.opcode = IBV_WC_RECV;
-      wc.byte_len = cur_.length;
-    }
+    // byte_len: the bytes received, or for a write with immediate the
+    // bytes written (as mlx5 and rxe report it).
+    wc.opcode =
+        cur_.type == kFrameWriteImm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+    wc.byte_len = cur_.length;
     if (cur_.type == kFrameWriteImm || cur_.type == kFrameSendImm) {
       wc.wc_flags = IBV_WC_WITH_IMM;
       wc.imm_data = cur_.imm;

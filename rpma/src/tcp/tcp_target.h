@@ -49,6 +49,9 @@ class TcpTarget {
   // any) and answers.
   Verdict Finish();
 
+  // The request that waits for a receive (Begin() said kRnr) fails with
+  // kRespRnrRetryExceeded; the target fails.
+  void FailRnr() { Fail(kRespRnrRetryExceeded); }
   // The QP fails: a receive being filled is flushed and the rest of its
   // payload is discarded (no answer follows).
   void OnQpError();
@@ -76,8 +79,9 @@ class TcpTarget {
   void Respond(uint64_t status, const void* payload = nullptr, size_t len = 0,
                std::shared_ptr<MrEntry> mr = nullptr);
   Verdict Fail(uint64_t status);
-  // The flush itself (msync of the page-aligned range, or a fence).
-  static uint64_t ExecuteFlush(const FrameHeader& h);
+  // The flush itself: a fence, then for a persistent flush the region's
+  // persist method (pmem_persist.h).
+  static uint64_t ExecuteFlush(const FrameHeader& h, const MrEntry& e);
 
   MrTable* const mrs_;
   Engine* const engine_;

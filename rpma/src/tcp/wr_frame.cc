@@ -83,6 +83,8 @@ enum ibv_wc_status WcStatus(uint64_t resp_status) {
       return IBV_WC_REM_ACCESS_ERR;
     case kRespRemoteInvalid:
       return IBV_WC_REM_INV_REQ_ERR;
+    case kRespRnrRetryExceeded:
+      return IBV_WC_RNR_RETRY_EXC_ERR;
     default:
       return IBV_WC_REM_OP_ERR;
   }

@@ -21,12 +21,33 @@ bool CarriesConnData(rdma_cm_event_type type) {
 VerbsCmChannel::~VerbsCmChannel() { rdma_destroy_event_channel(ch_); }
 
 int VerbsCmChannel::GetEvent(CmEvent* event) {
+  for (;;) {
+    int rc = GetOneEvent(event);
+    if (rc != kSkipped) return rc;
+  }
+}
+
+int VerbsCmChannel::GetOneEvent(CmEvent* event) {
   rdma_cm_event* ev = nullptr;
   errno = 0;
   if (rdma_get_cm_event(ch_, &ev) != 0) {
     const int e = errno;
     if (e == EAGAIN || e == EWOULDBLOCK || e == ENODATA) return -ENODATA;
     return NegErrno(-1, e);
+  }
+  if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+    auto* id = static_cast<VerbsCmId*>(ev->id->context);
+    // On IB/RoCE, DISCONNECTED is followed by TIMEWAIT_EXIT once the QP
+    // leaves timewait; librpma maps both to RPMA_CONN_CLOSED, so an
+    // application would see CLOSED twice. Only the first end is reported.
+    if (id != nullptr && ev->event == RDMA_CM_EVENT_TIMEWAIT_EXIT &&
+        id->closed_reported()) {
+      rdma_ack_cm_event(ev);
+      return kSkipped;
+    }
+    if (id != nullptr && (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
+                          ev->event == RDMA_CM_EVENT_TIMEWAIT_EXIT))
+      id->set_closed_reported();
   }
   CmEvent out;
   out.type = MapCmEvent(ev->event);

@@ -40,9 +40,14 @@ class VerbsCmChannel final : public CmChannel {
   // be longer than what the peer sent (librpma behaves alike).
   // -ENODATA on an O_NONBLOCK fd with nothing pending; -ENOMEM (the request
   // is then rejected); else rdma_get_cm_event()'s -errno.
+  // A TIMEWAIT_EXIT after the id's DISCONNECTED is acknowledged and
+  // skipped (one end of a connection is reported once).
   int GetEvent(CmEvent* event) override;
 
  private:
+  static constexpr int kSkipped = 1;
+  int GetOneEvent(CmEvent* event);  // 0, -errno or kSkipped
+
   VerbsPd* const pd_;
   struct rdma_event_channel* const ch_;
 };

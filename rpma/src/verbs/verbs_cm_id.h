@@ -62,6 +62,9 @@ class VerbsCmId final : public CmId {
   // carries the RTU's (empty) private data, while provider.h promises the
   // peer's, so the channel reports this copy instead.
   bool passive() const { return passive_; }
+  // Whether DISCONNECTED or TIMEWAIT_EXIT was already reported (channel).
+  bool closed_reported() const { return closed_reported_; }
+  void set_closed_reported() { closed_reported_ = true; }
   const std::vector<uint8_t>& request_pdata() const { return request_pdata_; }
   void set_request_pdata(std::vector<uint8_t> pdata) {
     passive_ = true;
@@ -74,6 +77,7 @@ class VerbsCmId final : public CmId {
   VerbsCmChannel* channel_;
   std::unique_ptr<VerbsQp> qp_;
   bool passive_ = false;
+  bool closed_reported_ = false;
   std::vector<uint8_t> request_pdata_;
 };
 

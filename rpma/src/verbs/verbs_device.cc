@@ -132,6 +132,8 @@ int VerbsGetDevice(const char* addr, bool local, Device** out) {
   return 0;
 }
 
+bool VerbsHasDevices() { return verbs::AnyRdmaDevice(); }
+
 Device* VerbsDeviceForContext(ibv_context* ctx) {
   return verbs::VerbsDevice::ForContext(ctx);
 }

@@ -38,7 +38,8 @@ VerbsPd::~VerbsPd() {
 
 int VerbsPd::RegMr(void* addr, size_t length, int access,
                    std::unique_ptr<Mr>* out) {
-  if (addr == nullptr || length == 0) return -EINVAL;
+  if (addr == nullptr || length == 0 || (access & ~kAccessAll) != 0)
+    return -EINVAL;
   const int ibv_access = AccessToIbv(access);
   errno = 0;
   ibv_mr* mr = ibv_reg_mr(pd_, addr, length, ibv_access);

@@ -11,6 +11,7 @@
 #include "conn.h"
 #include "conn_fixture.h"
 #include "peer.h"
+#include "tcp/tcp_cq.h"
 #include "tcp/tcp_device.h"
 
 namespace rpma_test {
@@ -81,10 +82,28 @@ TEST(TcpCapsTest, UnknownCapsMakeTheLookupAProviderError) {
   unsetenv("RPMA_TCP_CAPS");
 }
 
+TEST(TcpStrictTest, CqOverrunIsFatalOnlyInStrictMode) {
+  for (bool strict : {false, true}) {
+    if (strict) {
+      setenv("RPMA_TCP_STRICT", "1", 1);
+    } else {
+      unsetenv("RPMA_TCP_STRICT");
+    }
+    rpma::prov::tcp::TcpCq cq(2, nullptr);
+    struct ibv_wc wc = {};
+    for (int i = 0; i < 3; i++) cq.Push(wc);
+    struct ibv_wc out[4];
+    EXPECT_EQ(cq.Poll(4, out), strict ? -EOVERFLOW : 3) << strict;
+    EXPECT_EQ(cq.Poll(4, out), strict ? -EOVERFLOW : 0) << strict;
+  }
+  unsetenv("RPMA_TCP_STRICT");
+}
+
 // A connected pair on a tcp device with the given RPMA_TCP_CAPS.
 class CapsConnTest : public ConnTest {
  protected:
   void SetUp() override {
+    if (TestVerbsIp() != nullptr) GTEST_SKIP() << "tcp device modes only";
     setenv("RPMA_TCP_CAPS", Caps(), 1);
     ConnTest::SetUp();
   }

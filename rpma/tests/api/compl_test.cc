@@ -95,7 +95,7 @@ TEST_F(SharedChannelTest, ConnWaitTellsWhichCqFired) {
 class SrqTest : public ConnPairFixture {
  protected:
   void SetUp() override {
-    rpma_test::UseTcp();
+    rpma_test::UseTestProvider();
     // The SRQ needs the peer: build it after PeerFixture, before Connect.
     PeerFixture::SetUp();
     if (HasFatalFailure()) return;

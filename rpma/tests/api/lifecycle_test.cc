@@ -28,7 +28,7 @@ using rpma_test::Readable;
 class LifecycleTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    rpma_test::UseTcp();
+    rpma_test::UseTestProvider();
     port_ = rpma_test::Port(9);
     ASSERT_EQ(pipe(to_parent_), 0);
     ASSERT_EQ(pipe(to_child_), 0);

@@ -21,7 +21,7 @@ TEST(PeerTest, NewRejectsNullContext) {
 }
 
 TEST(PeerTest, NewRejectsNullOut) {
-  rpma_test::UseTcp();
+  rpma_test::UseTestProvider();
   struct ibv_context* ctx = nullptr;
   ASSERT_EQ(rpma_utils_get_ibv_context(rpma_test::kAddr,
                                        RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx),

@@ -528,10 +528,14 @@ inline Status DecodeCommitAck(const uint8_t* payload, size_t len,
   return Status::Ok();
 }
 
-// REFILL payload: 0 bytes. REFILL_ACK payload, 56 bytes + message:
+// REFILL payload, 1 byte: flags (bit 0: the record waiting for room is a
+// tombstone, so the server may grant its reserve segment — a full
+// keyspace still takes deletes). REFILL_ACK payload, 56 bytes + message:
 //   0 1 status (kv::StatusCode)   1 3 reserved   4 4 segment   8 4 size
 //   12 4 reserved   16 8 grant_id   24 8 start   32 21 write descriptor
 //   53 3 reserved   56 .. message (text)
+inline constexpr size_t kRefillSize = 1;
+inline constexpr uint8_t kRefillForDelete = 1;
 inline constexpr size_t kRefillAckSize = 56;
 struct RefillAck {
   StatusCode status = StatusCode::kOk;

@@ -42,10 +42,13 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds op_timeout{10000};  // per operation or batch
   // How the caller's thread waits for completions: kPoll spins on the
-  // completion queue (lowest latency, one busy core), kBlock sleeps on its
-  // file descriptor (no CPU while waiting).
-  enum class Wait { kPoll, kBlock };
-  Wait wait = Wait::kPoll;
+  // completion queue (lowest latency, one busy core while waiting), kBlock
+  // sleeps on its file descriptor (no CPU while waiting, a wake-up per
+  // reply), kAdaptive spins for spin_us and then blocks (the default: the
+  // latency of polling for fast replies, no burnt core for slow ones).
+  enum class Wait { kPoll, kBlock, kAdaptive };
+  Wait wait = Wait::kAdaptive;
+  uint32_t spin_us = 50;
   // Operations a Batch keeps in flight (capped by what the server grants).
   uint32_t max_inflight = 32;
   // Slot locations remembered for one-round-trip gets (0: no cache).
@@ -103,6 +106,7 @@ class Batch {
 };
 
 class Connection;
+class ClientState;
 
 class Client {
  public:
@@ -165,7 +169,7 @@ class Client {
  private:
   Client(ClientOptions options, std::unique_ptr<Connection> conn);
   ClientOptions options_;
-  std::unique_ptr<Connection> conn_;
+  std::unique_ptr<ClientState> state_;
 };
 
 }  // namespace kv

@@ -1,0 +1,171 @@
+// kv::Client and kv::Batch: the public face over Connection + Engine.
+#include "kv/client/client.h"
+
+#include <mutex>
+
+#include "client_state.h"
+
+namespace kv {
+
+namespace {
+
+Status RunOne(ClientState* s, Op* op) {
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (s->conn->failed()) return s->conn->failure();
+  (void)s->engine.Run({op});
+  return op->status;
+}
+
+Op WriteOp(Op::Kind kind, std::string_view key, std::string_view value,
+           const WriteOptions& o) {
+  Op op;
+  op.kind = kind;
+  op.key = key;
+  op.value = value;
+  op.if_absent = o.if_absent;
+  op.if_version = o.if_version;
+  return op;
+}
+
+}  // namespace
+
+Client::Client(ClientOptions options, std::unique_ptr<Connection> conn)
+    : options_(std::move(options)),
+      state_(std::make_unique<ClientState>(std::move(conn), options_)) {}
+
+Client::~Client() = default;
+
+Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+  if (options.max_inflight == 0) {
+    return Status::InvalidArgument("max_inflight must be at least 1");
+  }
+  Result<std::unique_ptr<Connection>> c = Connection::Open(options);
+  if (!c.ok()) return c.status();
+  return std::unique_ptr<Client>(new Client(options, std::move(*c)));
+}
+
+uint32_t Client::max_value_size() const {
+  return state_->conn->accept().max_value_size;
+}
+
+Status Client::Put(std::string_view key, std::string_view value,
+                   const WriteOptions& options) {
+  Op op = WriteOp(Op::Kind::kPut, key, value, options);
+  Status st = RunOne(state_.get(), &op);
+  if (st.ok() && options.version != nullptr) {
+    options.version->sequence = op.sequence;
+  }
+  return st;
+}
+
+Status Client::Delete(std::string_view key, const WriteOptions& options,
+                      bool* had_previous) {
+  Op op = WriteOp(Op::Kind::kDelete, key, {}, options);
+  Status st = RunOne(state_.get(), &op);
+  if (st.ok() && had_previous != nullptr) *had_previous = op.had_previous;
+  if (st.ok() && options.version != nullptr) {
+    options.version->sequence = op.sequence;
+  }
+  return st;
+}
+
+Status Client::Get(std::string_view key, std::string* value,
+                   KeyVersion* version) {
+  Op op;
+  op.kind = Op::Kind::kGet;
+  op.key = key;
+  Status st = RunOne(state_.get(), &op);
+  if (st.ok()) {
+    *value = std::move(op.out);
+    if (version != nullptr) version->sequence = op.sequence;
+  }
+  return st;
+}
+
+Result<bool> Client::Exists(std::string_view key) {
+  std::string ignored;
+  Status st = Get(key, &ignored);
+  if (st.ok()) return true;
+  if (st.IsNotFound()) return false;
+  return st;
+}
+
+Result<std::string> Client::Info(InfoTopic topic) {
+  Op op;
+  op.kind = Op::Kind::kInfo;
+  op.info_topic = static_cast<uint8_t>(topic);
+  Status st = RunOne(state_.get(), &op);
+  if (!st.ok()) return st;
+  return std::move(op.out);
+}
+
+Result<std::chrono::nanoseconds> Client::Ping() {
+  Op op;
+  op.kind = Op::Kind::kInfo;
+  op.info_topic = static_cast<uint8_t>(protocol::InfoTopic::kPing);
+  const auto t0 = std::chrono::steady_clock::now();
+  Status st = RunOne(state_.get(), &op);
+  if (!st.ok()) return st;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now() - t0);
+}
+
+Status Client::Execute(Batch* batch) {
+  std::vector<Op> ops(batch->ops_.size());
+  std::vector<Op*> ptrs;
+  ptrs.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); i++) {
+    const Batch::Entry& e = batch->ops_[i];
+    Op& op = ops[i];
+    op.kind =
+        e.op == Batch::Op::kPut
+            ? Op::Kind::kPut
+            : (e.op == Batch::Op::kGet ? Op::Kind::kGet : Op::Kind::kDelete);
+    op.key = e.key;
+    op.value = e.value;
+    op.if_absent = e.if_absent;
+    op.if_version = e.if_version;
+    ptrs.push_back(&op);
+  }
+  Status run;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (state_->conn->failed()) return state_->conn->failure();
+    run = state_->engine.Run(ptrs);
+  }
+  for (size_t i = 0; i < ops.size(); i++) {
+    Batch::Result& r = batch->ops_[i].result;
+    r.status = ops[i].status;
+    r.value = std::move(ops[i].out);
+    r.version.sequence = ops[i].sequence;
+    r.had_previous = ops[i].had_previous;
+  }
+  return run;
+}
+
+void Batch::Put(std::string_view key, std::string_view value,
+                const WriteOptions& options) {
+  ops_.push_back(Entry{Op::kPut,
+                       std::string(key),
+                       std::string(value),
+                       options.if_absent,
+                       options.if_version,
+                       {}});
+}
+
+void Batch::Get(std::string_view key) {
+  ops_.push_back(Entry{Op::kGet, std::string(key), {}, false, 0, {}});
+}
+
+void Batch::Delete(std::string_view key, const WriteOptions& options) {
+  ops_.push_back(Entry{Op::kDelete,
+                       std::string(key),
+                       {},
+                       options.if_absent,
+                       options.if_version,
+                       {}});
+}
+
+void Batch::Clear() { ops_.clear(); }
+
+}  // namespace kv

@@ -1,0 +1,300 @@
+// Engine: the scheduler of in-flight operations and the message side of
+// the put path. The get path's decisions are in get_path.cc.
+#include "engine.h"
+
+#include <cstring>
+
+#include "kv/index_format.h"
+#include "kv/record_format.h"
+
+namespace kv {
+namespace {
+namespace pr = kv::protocol;
+namespace rf = kv::record_format;
+namespace ix = kv::index_format;
+using Clock = std::chrono::steady_clock;
+}  // namespace
+
+Engine::Engine(Connection* conn, const ClientOptions& options)
+    : conn_(conn), options_(options), geo_(conn->geometry()) {}
+
+bool Engine::Allocate(size_t len, size_t* off) {
+  const size_t aligned = (len + 63) / 64 * 64;
+  if (arena_used_ + aligned > conn_->arena_size()) return false;
+  *off = arena_used_;
+  arena_used_ += aligned;
+  return true;
+}
+
+bool Engine::CanSendRequest() const {
+  return conn_->send_slots_free() > 0 && conn_->sq_free() >= 2 &&
+         requests_out_ < conn_->max_inflight();
+}
+
+void Engine::Finish(Op* op, Status st) {
+  op->status = std::move(st);
+  op->done = true;
+  holding_--;
+}
+
+Status Engine::Run(const std::vector<Op*>& ops) {
+  for (Op* op : ops) {
+    op->done = false;
+    op->state = Op::State::kReady;
+    op->attempts = 0;
+    ready_.push_back(op);
+  }
+  holding_ = 0;
+  arena_used_ = 0;
+  size_t remaining = ops.size();
+  // The timeout bounds a wait without progress, not the whole batch.
+  auto deadline = Clock::now() + options_.op_timeout;
+  std::vector<Connection::Event> events;
+  while (true) {
+    // Start what fits, in order.
+    while (!ready_.empty() && !conn_->failed()) {
+      Op* op = ready_.front();
+      if (holding_ == 0) arena_used_ = 0;  // nothing in flight holds bytes
+      holding_++;
+      const Start s = StartOp(op);
+      if (s == Start::kWait) {
+        holding_--;
+        break;
+      }
+      ready_.pop_front();
+    }
+    remaining = 0;
+    for (Op* op : ops) remaining += op->done ? 0 : 1;
+    if (remaining == 0) break;
+    if (conn_->failed()) break;
+    events.clear();
+    Status st = conn_->Wait(deadline, &events);
+    if (!events.empty()) deadline = Clock::now() + options_.op_timeout;
+    for (const Connection::Event& e : events) {
+      if (e.kind == Connection::Event::kMessage) {
+        OnMessage(e);
+        continue;
+      }
+      Op* op = reinterpret_cast<Op*>(e.tag);
+      if (--op->reads == 0) OnReadsDone(op);
+    }
+    if (!st.ok()) break;
+  }
+  if (conn_->failed()) {
+    Status why = conn_->failure();
+    for (Op* op : ops) {
+      if (op->done) continue;
+      op->status =
+          (op->kind == Op::Kind::kPut || op->kind == Op::Kind::kDelete) &&
+                  op->state == Op::State::kAwaitAck
+              ? Status(why.code(), why.message() +
+                                       " — the write may or may not have "
+                                       "been applied")
+              : why;
+      op->done = true;
+    }
+    ready_.clear();
+    awaiting_.clear();
+    requests_out_ = 0;
+    return why;
+  }
+  return Status::Ok();
+}
+
+Engine::Start Engine::StartOp(Op* op) {
+  switch (op->kind) {
+    case Op::Kind::kGet:
+      return StartGet(op);
+    case Op::Kind::kPut:
+    case Op::Kind::kDelete:
+      return StartWrite(op);
+    case Op::Kind::kInfo:
+      return StartInfo(op);
+  }
+  return Start::kWait;
+}
+
+Engine::Start Engine::StartInfo(Op* op) {
+  if (!CanSendRequest()) return Start::kWait;
+  const uint32_t id = NextRequestId();
+  const uint8_t topic = op->info_topic;
+  Status st = conn_->Send(pr::Type::kInfo, id, &topic, 1);
+  if (!st.ok()) {
+    Finish(op, st);
+    return Start::kFinished;
+  }
+  awaiting_[id] = op;
+  requests_out_++;
+  op->state = Op::State::kAwaitAck;
+  return Start::kStarted;
+}
+
+Engine::Start Engine::RequestRefill(bool for_delete) {
+  if (refill_id_ != 0) return Start::kWait;
+  if (!CanSendRequest()) return Start::kWait;
+  refill_id_ = NextRequestId();
+  const uint8_t flags = for_delete ? pr::kRefillForDelete : 0;
+  Status st = conn_->Send(pr::Type::kRefill, refill_id_, &flags, 1);
+  if (!st.ok()) {
+    refill_id_ = 0;
+    conn_->Fail(st);
+    return Start::kWait;
+  }
+  requests_out_++;
+  return Start::kWait;
+}
+
+Engine::Start Engine::StartWrite(Op* op) {
+  const bool del = op->kind == Op::Kind::kDelete;
+  if (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize) {
+    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +
+                                       std::to_string(op->key.size())));
+    return Start::kFinished;
+  }
+  if (!del && op->value.size() > conn_->accept().max_value_size) {
+    Finish(op, Status::InvalidArgument(
+                   "value of " + std::to_string(op->value.size()) +
+                   " bytes exceeds the keyspace's limit of " +
+                   std::to_string(conn_->accept().max_value_size) + " bytes"));
+    return Start::kFinished;
+  }
+  if (op->if_absent && op->if_version != 0) {
+    Finish(op, Status::InvalidArgument(
+                   "if_absent and if_version cannot be combined"));
+    return Start::kFinished;
+  }
+  const size_t size =
+      rf::RecordSize(op->key.size(), del ? 0 : op->value.size());
+  if (conn_->tail() + size > conn_->grant().size) {
+    if (!refill_error_.ok() && refill_id_ == 0) {
+      // The last refill failed (e.g. no_space): report it, try again on
+      // the next operation.
+      Status why = refill_error_;
+      refill_error_ = Status::Ok();
+      Finish(op, why);
+      return Start::kFinished;
+    }
+    return RequestRefill(del);
+  }
+  if (!CanSendRequest()) return Start::kWait;
+  size_t off = 0;
+  if (!Allocate(size, &off)) return Start::kWait;
+  rf::EncodeRecord(conn_->arena() + off, geo_.keyspace_id, 0, del, op->key,
+                   del ? std::string_view() : op->value);
+  op->hash = ix::HashKey(op->key);
+  uint64_t seg_off = 0;
+  Status st = conn_->PostAppend(off, size, &seg_off);
+  if (!st.ok()) {
+    conn_->Fail(st);
+    return Start::kWait;
+  }
+  pr::Commit c;
+  c.op = del ? 1 : 0;
+  c.condition = op->if_absent ? 1 : (op->if_version != 0 ? 2 : 0);
+  c.segment = conn_->grant().segment;
+  c.grant_id = conn_->grant().grant_id;
+  c.offset = seg_off;
+  c.length = static_cast<uint32_t>(size);
+  c.key_hash = op->hash;
+  c.expected_sequence = op->if_version;
+  uint8_t payload[pr::kCommitSize];
+  const uint32_t id = NextRequestId();
+  st =
+      conn_->Send(pr::Type::kCommit, id, payload, pr::EncodeCommit(c, payload));
+  if (!st.ok()) {
+    conn_->Fail(st);
+    return Start::kWait;
+  }
+  awaiting_[id] = op;
+  requests_out_++;
+  op->state = Op::State::kAwaitAck;
+  return Start::kStarted;
+}
+
+void Engine::OnMessage(const Connection::Event& e) {
+  const uint8_t* body = e.body.data();
+  const size_t len = e.body.size();
+  if (e.header.type == pr::Type::kError) {
+    std::string text(body + (len > 0 ? 1 : 0), body + len);
+    conn_->Fail(Status::Unavailable("server " + conn_->server() +
+                                    " closed the connection: " + text));
+    return;
+  }
+  if (requests_out_ > 0) requests_out_--;
+  if (e.header.type == pr::Type::kRefillAck &&
+      e.header.request_id == refill_id_) {
+    refill_id_ = 0;
+    pr::RefillAck a;
+    Status st = pr::DecodeRefillAck(body, len, geo_.segment_size, &a);
+    if (!st.ok()) {
+      conn_->Fail(
+          Status::Unavailable("server sent a bad REFILL_ACK: " + st.message()));
+      return;
+    }
+    if (a.status != StatusCode::kOk) {
+      refill_error_ = Status(
+          a.status, a.message.empty() ? "no log segment to grant" : a.message);
+      return;
+    }
+    refill_error_ = Status::Ok();
+    st = conn_->InstallGrant(a.grant);
+    if (!st.ok()) conn_->Fail(st);
+    return;
+  }
+  auto it = awaiting_.find(e.header.request_id);
+  if (it == awaiting_.end()) {
+    conn_->Fail(Status::Unavailable("server " + conn_->server() +
+                                    " answered an unknown request"));
+    return;
+  }
+  Op* op = it->second;
+  awaiting_.erase(it);
+  if (e.header.type == pr::Type::kInfoAck && op->kind == Op::Kind::kInfo) {
+    if (len < 1 || body[0] > pr::kMaxStatusCode) {
+      conn_->Fail(Status::Unavailable("server sent a bad INFO_ACK"));
+      return;
+    }
+    std::string text(body + 1, body + len);
+    if (body[0] != 0) {
+      Finish(op, Status(static_cast<StatusCode>(body[0]), text));
+      return;
+    }
+    op->out = std::move(text);
+    Finish(op, Status::Ok());
+    return;
+  }
+  if (e.header.type != pr::Type::kCommitAck) {
+    conn_->Fail(Status::Unavailable("server sent an unexpected message"));
+    return;
+  }
+  pr::CommitAck a;
+  Status st = pr::DecodeCommitAck(body, len, &a);
+  if (!st.ok()) {
+    conn_->Fail(
+        Status::Unavailable("server sent a bad COMMIT_ACK: " + st.message()));
+    return;
+  }
+  if (a.status != StatusCode::kOk) {
+    Finish(op, Status(a.status, a.message));
+    return;
+  }
+  op->sequence = a.sequence;
+  op->had_previous = (a.flags & pr::kAckHadPrevious) != 0;
+  if (op->kind == Op::Kind::kPut) {
+    CacheSlot(op->key,
+              ix::PackSlot({ix::Fingerprint(op->hash),
+                            static_cast<uint16_t>(a.length / ix::kUnit),
+                            static_cast<uint32_t>(a.log_offset / ix::kUnit)}));
+  } else {
+    ForgetSlot(op->key);
+  }
+  Finish(op, Status::Ok());
+}
+
+void Engine::CacheSlot(std::string_view key, uint64_t slot) {
+  if (options_.slot_cache_entries == 0) return;
+  if (cache_.size() >= options_.slot_cache_entries) cache_.clear();
+  cache_[std::string(key)] = slot;
+}
+
+}  // namespace kv

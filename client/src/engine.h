@@ -1,0 +1,110 @@
+// kv::Engine — runs key operations over one Connection, many in flight:
+// the put path (record staged in the arena, one-sided write at the grant
+// tail + COMMIT, refill when the grant is full) and the get path
+// (neighbourhood read, record reads, the shared reader algorithm of
+// kv/index_lookup.h, slot cache, bounded retries). See docs/protocol.md.
+//
+// Thread-safety: none; the Client serializes calls.
+// Ownership: an Op's key and value views must stay valid until Run
+// returns; results are written into the Op.
+#ifndef KV_CLIENT_SRC_ENGINE_H_
+#define KV_CLIENT_SRC_ENGINE_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "connection.h"
+#include "kv/client/client.h"
+#include "kv/index_lookup.h"
+
+namespace kv {
+
+struct Op {
+  enum class Kind : uint8_t { kPut, kGet, kDelete, kInfo };
+  Kind kind = Kind::kGet;
+  std::string_view key;
+  std::string_view value;
+  bool if_absent = false;
+  uint64_t if_version = 0;
+  uint8_t info_topic = 0;
+  // Results.
+  Status status;
+  std::string out;  // get: the value; info: the text
+  uint64_t sequence = 0;
+  bool had_previous = false;
+  bool done = false;
+
+  // Engine state.
+  enum class State : uint8_t {
+    kReady,
+    kNeighbourhood,
+    kRecords,
+    kConfirm,
+    kAwaitAck
+  };
+  State state = State::kReady;
+  uint64_t hash = 0;
+  int attempts = 0;
+  int reads = 0;  // outstanding
+  bool warm = false;
+  uint64_t cached_slot = 0;
+  size_t neigh_off = 0, warm_off = 0;
+  uint64_t neigh[index_lookup::kNeighbourhoodSlots] = {};
+  size_t record_off[index_lookup::kNeighbourhoodSlots] = {};
+};
+
+class Engine {
+ public:
+  Engine(Connection* conn, const ClientOptions& options);
+
+  // Runs every op to completion (each op's status says how it ended).
+  // Returns the connection error that stopped the run, if any; ops that
+  // did not finish carry it too.
+  Status Run(const std::vector<Op*>& ops);
+
+  void ForgetSlot(std::string_view key) { cache_.erase(std::string(key)); }
+
+ private:
+  enum class Start { kStarted, kFinished, kWait };
+  Start StartOp(Op* op);
+  Start StartGet(Op* op);
+  Start StartWrite(Op* op);
+  Start StartInfo(Op* op);
+  Start RequestRefill(bool for_delete);
+  void OnReadsDone(Op* op);
+  void OnMessage(const Connection::Event& e);
+  void GetFromNeighbourhood(Op* op);
+  void GetFromRecords(Op* op);
+  void RetryGet(Op* op, const char* why);
+  // Reads the neighbourhood again to tell "absent" from a torn copy.
+  void ConfirmAbsent(Op* op);
+  void Finish(Op* op, Status st);
+  // Arena bytes for an op; false when the arena is exhausted for now.
+  bool Allocate(size_t len, size_t* off);
+  bool CanSendRequest() const;
+  uint32_t NextRequestId() {
+    return ++request_id_ == 0 ? ++request_id_ : request_id_;
+  }
+  void CacheSlot(std::string_view key, uint64_t slot);
+
+  Connection* const conn_;
+  const ClientOptions options_;
+  const index_lookup::Geometry geo_;
+  std::deque<Op*> ready_;
+  std::unordered_map<uint32_t, Op*> awaiting_;  // request id -> op
+  uint32_t request_id_ = 0;
+  uint32_t requests_out_ = 0;
+  uint32_t refill_id_ = 0;  // non-zero while a REFILL is outstanding
+  Status refill_error_;     // the last refill's failure (cleared by success)
+  size_t arena_used_ = 0;
+  int holding_ = 0;  // ops in flight that hold arena bytes
+  std::unordered_map<std::string, uint64_t> cache_;
+};
+
+}  // namespace kv
+
+#endif  // KV_CLIENT_SRC_ENGINE_H_

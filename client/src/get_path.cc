@@ -1,0 +1,246 @@
+// Engine's get path: one-sided reads of the key's neighbourhood and of the
+// records its slots name, decided by the reader algorithm the store uses
+// (kv/index_lookup.h).
+//
+//   warm (slot cached): neighbourhood + cached record read together — one
+//        round trip, used only if the neighbourhood still holds exactly
+//        that slot as the key's only candidate;
+//   cold: neighbourhood, then every candidate's record — two round trips;
+//   not found: the neighbourhood is read again; a change means the first
+//        copy may be torn across an update (new slot unseen, old cleared),
+//        so the get starts over.
+// Any record that fails verification (moved by the cleaner, segment
+// reused, slot changing) restarts from the neighbourhood, at most
+// kMaxAttempts times, then corruption.
+#include <cstring>
+
+#include "engine.h"
+#include "kv/index_format.h"
+#include "kv/record_format.h"
+
+namespace kv {
+namespace {
+namespace ix = kv::index_format;
+namespace il = kv::index_lookup;
+namespace rf = kv::record_format;
+constexpr int kMaxAttempts = 8;
+}  // namespace
+
+Engine::Start Engine::StartGet(Op* op) {
+  if (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize) {
+    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +
+                                       std::to_string(op->key.size())));
+    return Start::kFinished;
+  }
+  op->hash = ix::HashKey(op->key);
+  op->warm = false;
+  auto it =
+      op->attempts == 0 ? cache_.find(std::string(op->key)) : cache_.end();
+  if (it != cache_.end() &&
+      ix::SlotInBounds(it->second, geo_.log_size, geo_.segment_size)) {
+    op->warm = true;
+    op->cached_slot = it->second;
+  }
+  const uint32_t reads = op->warm ? 2 : 1;
+  if (conn_->sq_free() < reads) return Start::kWait;
+  const size_t record_len = op->warm ? ix::SlotRecordBytes(op->cached_slot) : 0;
+  size_t off = 0;
+  if (!Allocate(il::kNeighbourhoodBytes + record_len, &off)) {
+    return Start::kWait;
+  }
+  op->neigh_off = off;
+  op->warm_off = off + il::kNeighbourhoodBytes;
+  const uint64_t tag = reinterpret_cast<uint64_t>(op);
+  op->reads = static_cast<int>(reads);
+  op->state = Op::State::kNeighbourhood;
+  Status st =
+      conn_->PostRead(off,
+                      conn_->accept().index_offset +
+                          il::NeighbourhoodOffset(op->hash, geo_.bucket_count),
+                      il::kNeighbourhoodBytes, tag);
+  if (st.ok() && op->warm) {
+    st = conn_->PostRead(
+        op->warm_off,
+        conn_->accept().log_offset + ix::SlotLogOffset(op->cached_slot),
+        record_len, tag);
+    if (!st.ok()) op->reads = 1;  // the first read is in flight
+  }
+  if (!st.ok()) {
+    conn_->Fail(st);
+    if (op->reads == static_cast<int>(reads)) op->reads = 0;
+  }
+  return Start::kStarted;
+}
+
+void Engine::RetryGet(Op* op, const char* why) {
+  if (++op->attempts >= kMaxAttempts) {
+    Finish(op, Status::Corruption("get: " + std::string(why) + " after " +
+                                  std::to_string(kMaxAttempts) +
+                                  " attempts (keyspace on " + conn_->server() +
+                                  ")"));
+    return;
+  }
+  holding_--;
+  op->state = Op::State::kReady;
+  ready_.push_back(op);
+}
+
+void Engine::OnReadsDone(Op* op) {
+  switch (op->state) {
+    case Op::State::kNeighbourhood:
+      std::memcpy(op->neigh, conn_->arena() + op->neigh_off,
+                  il::kNeighbourhoodBytes);
+      GetFromNeighbourhood(op);
+      return;
+    case Op::State::kRecords:
+      GetFromRecords(op);
+      return;
+    case Op::State::kConfirm: {
+      uint64_t again[il::kNeighbourhoodSlots];
+      std::memcpy(again, conn_->arena() + op->neigh_off,
+                  il::kNeighbourhoodBytes);
+      if (std::memcmp(again, op->neigh, sizeof(again)) == 0) {
+        ForgetSlot(op->key);
+        Finish(op, Status::NotFound("key not found"));
+        return;
+      }
+      // Changed between the reads: start over (not a corruption).
+      if (op->attempts + 1 >= kMaxAttempts) {
+        Finish(op, Status::Busy("get: the key's index slots kept changing; "
+                                "retry"));
+        return;
+      }
+      RetryGet(op, "slots kept changing");
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void Engine::GetFromNeighbourhood(Op* op) {
+  if (op->warm) {
+    int candidates = 0;
+    bool only_cached = true;
+    for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {
+      if (!il::MayHold(op->neigh[i], op->hash)) continue;
+      candidates++;
+      only_cached &= op->neigh[i] == op->cached_slot;
+    }
+    if (candidates == 1 && only_cached) {
+      const uint8_t* rec = conn_->arena() + op->warm_off;
+      const il::Choice c =
+          il::ChooseNewest(op->neigh, geo_, op->key, op->hash,
+                           [&](size_t, uint64_t) { return rec; });
+      if (c.found()) {
+        op->out.assign(c.view.value.data(), c.view.value.size());
+        op->sequence = c.view.header.sequence;
+        Finish(op, Status::Ok());
+        return;
+      }
+    }
+    ForgetSlot(op->key);  // stale: fall through to the cold path
+  }
+  size_t bytes = 0;
+  int reads = 0;
+  for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {
+    const uint64_t s = op->neigh[i];
+    if (!il::MayHold(s, op->hash) ||
+        !ix::SlotInBounds(s, geo_.log_size, geo_.segment_size)) {
+      continue;
+    }
+    bytes += (ix::SlotRecordBytes(s) + 63) / 64 * 64;
+    reads++;
+  }
+  if (reads == 0) {
+    bool any_bad = false;
+    for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {
+      any_bad |= il::MayHold(op->neigh[i], op->hash);
+    }
+    if (any_bad) {
+      // Only out-of-bounds candidates: let the algorithm name the problem.
+      const il::Choice c = il::ChooseNewest(
+          op->neigh, geo_, op->key, op->hash,
+          [](size_t, uint64_t) -> const uint8_t* { return nullptr; });
+      RetryGet(op, c.bad_why.c_str());
+      return;
+    }
+    ConfirmAbsent(op);
+    return;
+  }
+  size_t off = 0;
+  if (bytes > conn_->arena_size() / 2) {
+    Finish(op, Status::Busy("get: the key's candidate records (" +
+                            std::to_string(bytes) +
+                            " bytes) do not fit the client's read buffer"));
+    return;
+  }
+  if (conn_->sq_free() < static_cast<uint32_t>(reads) ||
+      !Allocate(bytes, &off)) {
+    // Out of room now: start over once in-flight work drains.
+    op->attempts--;
+    RetryGet(op, "client buffers full");
+    return;
+  }
+  op->state = Op::State::kRecords;
+  op->reads = reads;
+  const uint64_t tag = reinterpret_cast<uint64_t>(op);
+  int posted = 0;
+  for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {
+    const uint64_t s = op->neigh[i];
+    if (!il::MayHold(s, op->hash) ||
+        !ix::SlotInBounds(s, geo_.log_size, geo_.segment_size)) {
+      continue;
+    }
+    op->record_off[i] = off;
+    Status st =
+        conn_->PostRead(off, conn_->accept().log_offset + ix::SlotLogOffset(s),
+                        ix::SlotRecordBytes(s), tag);
+    if (!st.ok()) {
+      conn_->Fail(st);
+      op->reads = posted;
+      return;
+    }
+    posted++;
+    off += (ix::SlotRecordBytes(s) + 63) / 64 * 64;
+  }
+}
+
+void Engine::GetFromRecords(Op* op) {
+  const il::Choice c =
+      il::ChooseNewest(op->neigh, geo_, op->key, op->hash,
+                       [&](size_t pos, uint64_t) -> const uint8_t* {
+                         return conn_->arena() + op->record_off[pos];
+                       });
+  if (c.found()) {
+    op->out.assign(c.view.value.data(), c.view.value.size());
+    op->sequence = c.view.header.sequence;
+    CacheSlot(op->key, c.slot);
+    Finish(op, Status::Ok());
+    return;
+  }
+  if (c.bad_pos >= 0) {
+    RetryGet(op, c.bad_why.c_str());
+    return;
+  }
+  // Only other keys' records: confirm absence like an empty neighbourhood.
+  ConfirmAbsent(op);
+}
+
+void Engine::ConfirmAbsent(Op* op) {
+  if (conn_->sq_free() < 1) {
+    op->attempts--;
+    RetryGet(op, "send queue full");
+    return;
+  }
+  op->state = Op::State::kConfirm;
+  op->reads = 1;
+  Status st =
+      conn_->PostRead(op->neigh_off,
+                      conn_->accept().index_offset +
+                          il::NeighbourhoodOffset(op->hash, geo_.bucket_count),
+                      il::kNeighbourhoodBytes, reinterpret_cast<uint64_t>(op));
+  if (!st.ok()) conn_->Fail(st);
+}
+
+}  // namespace kv

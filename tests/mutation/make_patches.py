@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Writes tests/mutation/patches/NN-name.patch from the replacements below.
+
+Each mutant is one textual replacement in a store source: the patch is
+the unified diff of it against the current file, headed by a "What:" line
+(and "Equivalent:" for a mutant shown to be equivalent). When the store's
+code moves and a patch no longer applies, edit the replacement here and
+rerun: python3 tests/mutation/make_patches.py (the old patches are
+replaced). run.sh reads only the patches.
+"""
+import os, re, shutil, subprocess, sys, tempfile
+root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
+out = os.path.join(root, 'tests/mutation/patches')
+shutil.rmtree(out, ignore_errors=True)
+os.makedirs(out)
+M = []
+EQ = {}
+def m(name, path, old, new, what, equivalent=None):
+    M.append((name, path, old, new, what))
+    if equivalent: EQ[name] = equivalent
+
+KC='store/src/keyspace_commit.cc'
+m('inplace-slot-before-record', KC,
+  '''    persister_->Persist(record, r.length);
+    KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point''',
+  '''    KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point
+    persister_->Persist(record, r.length);''',
+  'in-place update (16 slots taken): slot persisted before the record')
+m('inplace-no-record-persist', KC,
+  '''    persister_->Persist(record, r.length);
+    KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point''',
+  '''    KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point''',
+  'in-place update: record never persisted')
+m('inplace-abort', KC,
+  '''  } else if (exists) {
+    persister_->Persist(record, r.length);''',
+  '''  } else if (exists) {
+    std::abort();
+    persister_->Persist(record, r.length);''',
+  'in-place update path aborts (is it executed at all?)')
+m('put-no-commit-persist', KC,
+  '''    persister_->PersistPair(record, r.length, buckets,
+                            buckets_len);  // commit point
+    if (exists) {''',
+  '''    if (exists) {''',
+  'put: no persist at the commit point')
+m('put-record-only', KC,
+  '''    persister_->PersistPair(record, r.length, buckets,
+                            buckets_len);  // commit point
+    if (exists) {''',
+  '''    persister_->Persist(record, r.length);  // commit point
+    if (exists) {''',
+  'put: only the record persisted, not the buckets')
+m('put-buckets-only', KC,
+  '''    persister_->PersistPair(record, r.length, buckets,
+                            buckets_len);  // commit point
+    if (exists) {''',
+  '''    persister_->Persist(buckets, buckets_len);  // commit point
+    if (exists) {''',
+  'put: only the buckets persisted, not the record')
+m('put-home-bucket-only', KC,
+  '''  const size_t buckets_len = ix::kProbeBuckets * ix::kBucketSize;''',
+  '''  const size_t buckets_len = ix::kBucketSize;''',
+  'put/delete: persist covers the home bucket only, not the next one')
+m('put-half-record', KC,
+  '''    persister_->PersistPair(record, r.length, buckets,
+                            buckets_len);  // commit point
+    if (exists) {''',
+  '''    persister_->PersistPair(record, r.length / 2, buckets,
+                            buckets_len);  // commit point
+    if (exists) {''',
+  'put: only the first half of the record persisted')
+m('delete-no-first-persist', KC,
+  '''    if (!exists) return res;
+    persister_->Persist(buckets, buckets_len);''',
+  '''    if (!exists) return res;''',
+  'delete: buckets not persisted before the clear (an older duplicate survives)')
+m('delete-no-commit-persist', KC,
+  '''    __atomic_store_n(old.slot, 0, __ATOMIC_RELEASE);
+    persister_->PersistPair(record, r.length, buckets,
+                            buckets_len);  // commit point''',
+  '''    __atomic_store_n(old.slot, 0, __ATOMIC_RELEASE);''',
+  'delete: the clear is never persisted')
+m('no-pending-clear', KC,
+  '''      std::lock_guard<std::mutex> pending(pending_mu_);
+      pending_clears_.push_back(old.slot);''',
+  '''      std::lock_guard<std::mutex> pending(pending_mu_);''',
+  'update: old slot not queued for persist before its segment is reused')
+m('commit-no-crc-check', 'store/include/kv/record_format.h',
+  None, None, 'VerifyRecord: CRC mismatch accepted')
+m('commit-no-hash-check', KC,
+  '''  if (view.header.key_hash != r.key_hash) {''',
+  '''  if (false && view.header.key_hash != r.key_hash) {''',
+  'commit: request key hash not compared with the record')
+m('commit-writer-sequence', 'store/include/kv/record_format.h',
+  None, None, 'VerifyRecord (unsealed): a writer-chosen sequence accepted')
+m('commit-before-tail', 'store/src/segment_table.cc',
+  '''  if (offset < s.tail) {''',
+  '''  if (false && offset < s.tail) {''',
+  'commit: a record before the grant tail accepted (replay)')
+
+KS='store/src/keyspace.cc'
+m('grant-no-zero', KS,
+  '''  if (begin < g->size) {
+    Status st = mapping_->Zero(seg_abs + begin, g->size - begin);''',
+  '''  if (false && begin < g->size) {
+    Status st = mapping_->Zero(seg_abs + begin, g->size - begin);''',
+  'grant: whole pages of the segment not zeroed')
+m('grant-partial-zero-not-persisted', KS,
+  '''    persister_->Persist(log_ + g->log_offset + begin, page_end - begin);
+''',
+  '''''',
+  'grant: zeros stored in the partial first page after a returned tail but not persisted')
+m('grant-partial-zero-skipped', KS,
+  '''  if (begin < page_end && page_end <= g->size) {''',
+  '''  if (false && begin < page_end && page_end <= g->size) {''',
+  'grant: the partial first page after a returned tail is left to Zero()',
+  'Zero() then gets the unaligned start and zeroes it durably too (a memory mapping stores and persists zeros; a file punches a hole, which zeroes partial blocks, and fsyncs): only slower')
+m('grant-no-pending-clears', KS,
+  '''  PersistPendingClears();
+  // Zero''',
+  '''  // Zero''',
+  'grant: pending clears not persisted before a segment is rewritten')
+m('close-no-index-persist', KS,
+  '''  persister_->Persist(index_,
+                      ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize);
+}''',
+  '''}''',
+  'clean close: index not persisted before the clean flag')
+m('close-half-index', KS,
+  '''  persister_->Persist(index_,
+                      ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize);
+}''',
+  '''  persister_->Persist(index_,
+                      ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize / 2);
+}''',
+  'clean close: only the first half of the index persisted')
+
+PL='store/src/pool.cc'
+m('close-flag-before-index', PL,
+  '''      it->second->PersistIndex();
+      pf::CatalogEntry e = slots_[i].entry;
+      e.clean_epoch = e.open_epoch;
+      (void)WriteEntry(i, e);''',
+  '''      pf::CatalogEntry e = slots_[i].entry;
+      e.clean_epoch = e.open_epoch;
+      (void)WriteEntry(i, e);
+      it->second->PersistIndex();''',
+  'clean close: clean flag persisted before the index')
+m('open-epoch-not-persisted', PL,
+  '''      e.open_epoch++;
+      KV_RETURN_IF_ERROR(WriteEntry(i, e));''',
+  '''      e.open_epoch++;
+      slots_[i].entry = e;  // durable only at a clean close''',
+  "open: the epoch bump is not persisted (only a clean close writes it)")
+m('catalog-no-persist', PL,
+  '''  mapping_->persister()->Persist(dst, sizeof(entry));  // commit point''',
+  '''''',
+  'catalog entry writes never persisted')
+
+CL='store/src/keyspace_clean.cc'
+m('cleaner-switch-not-persisted', CL,
+  '''  KV_RETURN_IF_ERROR(PersistSlot(slot, new_slot));  // the switch''',
+  '''  __atomic_store_n(slot, new_slot, __ATOMIC_RELEASE);  // the switch''',
+  'cleaner: slot switched to the copy without a persist')
+m('cleaner-copy-not-persisted', CL,
+  '''  persister_->Persist(log_ + dst_off, len);  // copy durable before switch''',
+  '''''',
+  'cleaner: copy not persisted before the switch')
+
+RC='store/src/keyspace_recover.cc'
+m('dup-window-narrowed', RC,
+  '''        std::min(slots, (i / ix::kSlotsPerBucket + 2) * ix::kSlotsPerBucket);''',
+  '''        std::min(slots, (i / ix::kSlotsPerBucket + 1) * ix::kSlotsPerBucket);''',
+  'recovery: duplicates searched in the same bucket only (not the next)')
+m('repair-keeps-older', RC,
+  '''      fn(i, j, a.header.sequence < b.header.sequence ? i : j);''',
+  '''      fn(i, j, a.header.sequence < b.header.sequence ? j : i);''',
+  'recovery: of two slots of a key, the newer one is cleared')
+m('repair-no-torn-clear', RC,
+  '''    if (!why.empty()) {
+      clear(i,''',
+  '''    if (false && !why.empty()) {
+      clear(i,''',
+  'recovery: a slot whose record is torn is kept')
+m('repair-not-persisted', RC,
+  '''    persister_->Persist(&all[i], sizeof(uint64_t));
+    notes->push_back''',
+  '''    notes->push_back''',
+  'recovery: repairs not persisted')
+
+CK='store/src/keyspace_check.cc'
+m('check-no-duplicates', CK,
+  '''    by_hash.emplace(hash, i);''',
+  '''''',
+  'Check: duplicate slots not looked for')
+
+PM='store/src/pmem_file_mapping.cc'
+m('pmem2-no-drain', PM,
+  '''    for (size_t i = 0; i < n; i++) DoFlush(ranges[i].addr, ranges[i].len);
+    DoDrain();''',
+  '''    for (size_t i = 0; i < n; i++) DoFlush(ranges[i].addr, ranges[i].len);''',
+  'production persister (cache line): flushes without the drain (fence)')
+m('pmem2-short-msync', PM,
+  '''      DoPersist(lo, static_cast<size_t>(hi - lo));''',
+  '''      DoPersist(ranges[0].addr, ranges[0].len);''',
+  'production persister (page): msync spans only the first range')
+m('pmem2-flush-first-only', PM,
+  '''    for (size_t i = 0; i < n; i++) DoFlush(ranges[i].addr, ranges[i].len);''',
+  '''    DoFlush(ranges[0].addr, ranges[0].len);''',
+  'production persister (cache line): only the first range flushed')
+
+RF='store/include/kv/record_format.h'
+src = open(os.path.join(root, RF)).read()
+# locate the CRC comparison and the unsealed rule for the two header mutants
+for i,(name,path,old,new,what) in enumerate(M):
+    if name == 'commit-no-crc-check':
+        mm = re.search(r'\n(\s*)if \(([^\n]*[Cc]rc[^\n]*!=[^\n]*)\) \{', src)
+        assert mm, 'crc line'
+        old = mm.group(0); new = old.replace('if (', 'if (false && (', 1).replace(') {', ')) {')
+        M[i] = (name,path,old,new,what)
+    if name == 'commit-writer-sequence':
+        old = 'if (rule == SequenceRule::kUnsealed && h.sequence != 0) {'
+        assert old in src
+        M[i] = (name,path,old,'if (false && rule == SequenceRule::kUnsealed && h.sequence != 0) {',what)
+
+n = 0
+for idx,(name,path,old,new,what) in enumerate(M, 1):
+    full = os.path.join(root, path)
+    s = open(full).read()
+    assert s.count(old) == 1, (name, s.count(old))
+    t = s.replace(old, new)
+    d = tempfile.mkdtemp()
+    os.makedirs(os.path.join(d,'a',os.path.dirname(path))); os.makedirs(os.path.join(d,'b',os.path.dirname(path)))
+    open(os.path.join(d,'a',path),'w').write(s); open(os.path.join(d,'b',path),'w').write(t)
+    diff = subprocess.run(['diff','-u','--label','a/'+path,'--label','b/'+path,'a/'+path,'b/'+path],cwd=d,capture_output=True,text=True).stdout
+    shutil.rmtree(d)
+    fn = os.path.join(out, '%02d-%s.patch' % (idx, name))
+    head = 'What: %s\n' % what
+    if name in EQ: head += 'Equivalent: %s\n' % EQ[name]
+    open(fn,'w').write(head + '\n' + diff)
+    n += 1
+print(n, 'patches')
