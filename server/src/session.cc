@@ -66,7 +66,10 @@ Session::~Session() {
 
 bool Session::Bind(OpenKeyspace* ks, Refusal* refusal) {
   auto grant = std::make_unique<GrantHolder>(env_.peer, ks->keyspace.get());
-  Status st = grant->Acquire();
+  Status st = grant->Acquire(false);
+  // A full keyspace still admits: readers need no grant, and a writer's
+  // first REFILL gets the delete reserve or no_space.
+  if (st.IsNoSpace()) st = Status::Ok();
   if (!st.ok()) {
     refusal->admit = st.IsNoSpace() ? protocol::Admit::kNoSpace
                                     : protocol::Admit::kServerError;

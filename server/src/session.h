@@ -94,7 +94,7 @@ class Session {
   void HandleMessage(const uint8_t* data, size_t len);
   void HandleHello(const protocol::Header& h, const protocol::Hello& hello);
   void HandleCommit(const protocol::Header& h, const protocol::Commit& c);
-  void HandleRefill(const protocol::Header& h);
+  void HandleRefill(const protocol::Header& h, bool for_delete);
   void HandleInfo(const protocol::Header& h, protocol::InfoTopic topic);
   void HandleEvents();
   // Sends ERROR and ends the session (protocol violation).

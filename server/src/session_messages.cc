@@ -32,7 +32,7 @@ void Session::HandleMessage(const uint8_t* data, size_t len) {
       HandleCommit(h, m.commit);
       return;
     case Kind::kRefill:
-      HandleRefill(h);
+      HandleRefill(h, m.refill_for_delete);
       return;
     case Kind::kInfo:
       HandleInfo(h, m.topic);
@@ -161,9 +161,9 @@ void Session::HandleCommit(const protocol::Header& h,
   reply();
 }
 
-void Session::HandleRefill(const protocol::Header& h) {
+void Session::HandleRefill(const protocol::Header& h, bool for_delete) {
   protocol::RefillAck ack;
-  Status st = grant_->Acquire();
+  Status st = grant_->Acquire(for_delete);
   if (st.ok()) {
     env_.stats->Add(env_.stats->refills);
     ack.status = StatusCode::kOk;
