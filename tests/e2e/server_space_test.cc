@@ -24,16 +24,40 @@ TEST_F(ServerSpaceTest, FullKeyspaceRefusesPutsAndTakesDeletes) {
   }
   ASSERT_EQ(st.code(), StatusCode::kNoSpace) << st.ToString();
   ASSERT_GT(stored, 10);
-  // Still full for puts, on this connection and on a new one.
-  EXPECT_EQ(p.Put("another", "x", 90000).code(), StatusCode::kNoSpace);
-  // Deletes go through: a tombstone in the reserve segment.
-  const uint64_t size = record_format::RecordSize(2, 0);
-  if (p.tail + size > p.g.size) {
-    // The reserve-only grant is fresh; it has room.
-    FAIL() << "no room for a tombstone";
+  // Still full for puts, on this connection and on a new one (admitted
+  // without a grant: readers need none).
+  EXPECT_EQ(p.Put("another", big, 90000).code(), StatusCode::kNoSpace);
+  {
+    RawClient reader;
+    protocol::Accept ra;
+    ConnectOk(&reader, "default", &ra);
+    EXPECT_EQ(ra.grant.size, 0u);
+    std::string bucket;
+    EXPECT_TRUE(reader.Read(ra.read_desc, ra.index_offset, 64, &bucket).ok());
   }
+  // A REFILL for a delete gets the reserve segment, deletes only.
+  const std::string flags(1, static_cast<char>(protocol::kRefillForDelete));
+  ASSERT_TRUE(c.SendMessage(protocol::Type::kRefill, flags, 90001).ok());
+  protocol::Header h;
+  std::string payload;
+  ASSERT_TRUE(c.ReceiveMessage(&h, &payload).ok());
+  protocol::RefillAck rack;
+  ASSERT_TRUE(protocol::DecodeRefillAck(
+                  reinterpret_cast<const uint8_t*>(payload.data()),
+                  payload.size(), p.a.segment_size, &rack)
+                  .ok());
+  ASSERT_EQ(rack.status, StatusCode::kOk) << rack.message;
+  EXPECT_EQ(rack.grant.flags & protocol::kGrantDeletesOnly,
+            protocol::kGrantDeletesOnly);
   protocol::CommitAck ack;
-  ASSERT_TRUE(PutRaw(&c, p.a, p.g, p.tail, "k0", "", &ack, true, 90001).ok());
+  // A put there is refused (nothing applied), a delete goes through.
+  ASSERT_TRUE(
+      PutRaw(&c, p.a, rack.grant, rack.grant.start, "k1", "x", &ack, false, 3)
+          .ok());
+  EXPECT_EQ(ack.status, StatusCode::kNoSpace) << ack.message;
+  ASSERT_TRUE(
+      PutRaw(&c, p.a, rack.grant, rack.grant.start, "k0", "", &ack, true, 4)
+          .ok());
   EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
   EXPECT_TRUE(ack.flags & protocol::kAckHadPrevious);
   c.Disconnect();
