@@ -107,6 +107,8 @@ class Session {
   bool WaitSendSlot(std::chrono::milliseconds timeout);
   void RepostReceive(size_t slot);
   void Finish();
+  // Waits (bounded) for CLOSED/LOST on the connection's event fd.
+  void WaitClosed(std::chrono::milliseconds timeout);
   std::string ServerText() const;
   void EndWith(End e) {
     if (end_ == End::kNone) end_ = e;
