@@ -191,6 +191,51 @@ TEST_F(PoolRestoreTest, JournalWriteFailureChangesNothing) {
   EXPECT_EQ(Bytes(), before);
 }
 
+TEST_F(PoolRestoreTest, OpenNeedsOneValidSuperblock) {
+  std::memset(mapping_->base(), 0x33, 64);         // copy A
+  std::memset(mapping_->base() + 4096, 0x33, 64);  // copy B
+  const auto before = Bytes();
+  auto r =
+      PoolRestore::OpenOn(Borrow(), std::make_unique<MemoryJournal>(journal_));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsCorruption());
+  EXPECT_NE(r.status().message().find("restore needs one valid superblock"),
+            std::string::npos);
+  EXPECT_EQ(Bytes(), before);
+}
+
+TEST_F(PoolRestoreTest, AJournalOfAnotherPoolIsRefused) {
+  // A restore of this pool journals, then the journal is replayed against
+  // another pool: refused, that pool unchanged.
+  std::memset(mapping_->base() + info_.region_offset, 0, 4096);
+  {
+    auto r = Open();
+    EXPECT_EQ(snapshot_.Apply(r.get()), 0u);
+    ASSERT_TRUE(r->Commit().ok());
+  }
+  auto saved = std::make_shared<std::optional<std::string>>();
+  {
+    auto r = PoolRestore::OpenOn(
+        Borrow(), std::make_unique<FailingJournal>(
+                      std::make_unique<MemoryJournal>(saved), false));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(snapshot_.Apply(r->get()), 0u);
+    EXPECT_FALSE((*r)->Commit().ok());  // journal kept
+  }
+  ASSERT_TRUE(saved->has_value());
+  auto other = MemoryMapping::Zeroed(kPoolSize, nullptr);
+  Mapping* raw = other.get();
+  ASSERT_TRUE(Pool::CreateOn(std::make_unique<BorrowedMapping>(raw), {}).ok());
+  const std::vector<uint8_t> before(raw->base(), raw->base() + kPoolSize);
+  MemoryJournal j(saved);
+  std::string note;
+  Status st = RollBackRestore(raw, &j, &note);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("it belongs to pool"), std::string::npos);
+  EXPECT_EQ(std::vector<uint8_t>(raw->base(), raw->base() + kPoolSize), before);
+  EXPECT_TRUE(saved->has_value());  // not removed
+}
+
 std::string FileBytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream s;
