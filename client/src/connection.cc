@@ -239,11 +239,10 @@ Status Connection::Hello() {
   const auto deadline = Clock::now() + options_.connect_timeout;
   std::vector<Event> events;
   while (true) {
+    // A refusal arrives as WELCOME followed at once by the server's
+    // disconnect: the same reap can bring both, so the message counts
+    // even when the wait reports the connection's failure.
     Status st = Wait(deadline, &events);
-    if (!st.ok()) {
-      return Status(st.code(), "cannot connect to " + server_ +
-                                   ": no WELCOME: " + st.message());
-    }
     for (Event& e : events) {
       if (e.kind != Event::kMessage) continue;
       if (e.header.type == pr::Type::kWelcome) {
@@ -251,6 +250,10 @@ Status Connection::Hello() {
       }
       return Status::Unavailable("cannot connect to " + server_ +
                                  ": unexpected reply to HELLO");
+    }
+    if (!st.ok()) {
+      return Status(st.code(), "cannot connect to " + server_ +
+                                   ": no WELCOME: " + st.message());
     }
     events.clear();
   }
@@ -274,6 +277,11 @@ Status Connection::Register() {
 }
 
 Status Connection::InstallGrant(const pr::Grant& g) {
+  if (g.size == 0) {  // admitted to a full keyspace: no grant yet
+    grant_ = g;
+    tail_ = 0;
+    return Status::Ok();
+  }
   rpma_mr_remote* mr = nullptr;
   int rc =
       rpma_mr_remote_from_descriptor(g.write_desc, pr::kDescriptorSize, &mr);

@@ -165,7 +165,10 @@ Engine::Start Engine::StartWrite(Op* op) {
   }
   const size_t size =
       rf::RecordSize(op->key.size(), del ? 0 : op->value.size());
-  if (conn_->tail() + size > conn_->grant().size) {
+  // A put never goes into the delete reserve (it could not commit there):
+  // it asks for a normal grant instead.
+  const bool deletes_only = (conn_->grant().flags & pr::kGrantDeletesOnly) != 0;
+  if (conn_->tail() + size > conn_->grant().size || (deletes_only && !del)) {
     if (!refill_error_.ok() && refill_id_ == 0) {
       // The last refill failed (e.g. no_space): report it, try again on
       // the next operation.

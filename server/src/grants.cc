@@ -23,12 +23,12 @@ GrantHolder::~GrantHolder() {
   if (held_) (void)Seal();
 }
 
-Status GrantHolder::Acquire() {
+Status GrantHolder::Acquire(bool allow_reserve) {
   store::SegmentGrant fresh{};
   bool reserve = false;
   for (int attempt = 0;; attempt++) {
     Result<store::SegmentGrant> g = keyspace_->GrantSegment(false);
-    if (!g.ok() && g.status().IsNoSpace()) {
+    if (!g.ok() && g.status().IsNoSpace() && allow_reserve) {
       g = keyspace_->GrantSegment(true);
       reserve = true;
     }
@@ -90,6 +90,7 @@ Status GrantHolder::Return() {
 protocol::Grant GrantHolder::Describe() const {
   protocol::Grant g;
   if (!held_) return g;
+  g.flags = reserve_ ? protocol::kGrantDeletesOnly : 0;
   g.segment = grant_.segment;
   g.grant_id = grant_.grant_id;
   g.start = grant_.start;

@@ -36,7 +36,9 @@ class GrantHolder {
   // a grant takes tombstones only (reserve_only()).
   // Errors: no_space (log full, even the reserve), unavailable
   // (registration failed), others from the keyspace.
-  Status Acquire();
+  // `allow_reserve`: a tombstone waits (REFILL's for-delete flag); only
+  // then may the keyspace's delete reserve be granted.
+  Status Acquire(bool allow_reserve);
   // Deregisters, then seals: nothing more can be written or committed.
   Status Seal();
   // Deregisters, then returns the rest of the segment (BYE, shutdown).

@@ -41,6 +41,9 @@ ClientMessage ParseClientMessage(const uint8_t* data, size_t len,
       return m;
     case protocol::Type::kRefill:
       m.kind = Kind::kRefill;
+      // The flags byte (older clients may send none: not for a delete).
+      m.refill_for_delete = h.length >= protocol::kRefillSize &&
+                            (payload[0] & protocol::kRefillForDelete) != 0;
       return m;
     case protocol::Type::kInfo:
       st = protocol::DecodeInfo(payload, h.length, &m.topic);

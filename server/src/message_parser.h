@@ -26,6 +26,7 @@ struct ClientMessage {
   protocol::Hello hello;
   protocol::Commit commit;
   protocol::InfoTopic topic = protocol::InfoTopic::kPing;
+  bool refill_for_delete = false;  // kRefill
 };
 
 ClientMessage ParseClientMessage(const uint8_t* data, size_t len,

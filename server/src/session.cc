@@ -66,7 +66,10 @@ Session::~Session() {
 
 bool Session::Bind(OpenKeyspace* ks, Refusal* refusal) {
   auto grant = std::make_unique<GrantHolder>(env_.peer, ks->keyspace.get());
-  Status st = grant->Acquire();
+  Status st = grant->Acquire(false);
+  // A full keyspace still admits: readers need no grant, and a writer's
+  // first REFILL gets the delete reserve or no_space.
+  if (st.IsNoSpace()) st = Status::Ok();
   if (!st.ok()) {
     refusal->admit = st.IsNoSpace() ? protocol::Admit::kNoSpace
                                     : protocol::Admit::kServerError;
@@ -320,24 +323,30 @@ void Session::Finish() {
        end_detail_.empty() ? "" : ": ", end_detail_.c_str(),
        ks_ != nullptr ? ks_->keyspace->name().c_str() : "-",
        static_cast<unsigned long long>(commits_));
-  rpma_conn_disconnect(conn_);
-  if (!closed_) {
-    // Wait (bounded) for CLOSED so the peer's side is torn down too.
-    int ev_fd = -1;
-    rpma_conn_get_event_fd(conn_, &ev_fd);
-    const auto close_deadline = Clock::now() + milliseconds(1000);
-    while (!closed_ && Clock::now() < close_deadline) {
-      pollfd p{ev_fd, POLLIN, 0};
-      poll(&p, 1, 50);
-      rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-      while (rpma_conn_next_event(conn_, &ev) == 0) {
-        if (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST) closed_ = true;
-      }
-    }
+  if (!closed_ && (end_ == End::kError || end_ == End::kHelloTimeout)) {
+    // After an ERROR or a refused WELCOME let the client hang up first
+    // (bounded): it reads the reply before it sees a CLOSED from us.
+    WaitClosed(milliseconds(250));
   }
+  rpma_conn_disconnect(conn_);
+  if (!closed_) WaitClosed(milliseconds(1000));
   rpma_conn_delete(&conn_);
   env_.stats->connections_active.fetch_sub(1, std::memory_order_relaxed);
   done_.store(true, std::memory_order_release);
+}
+
+void Session::WaitClosed(milliseconds timeout) {
+  int ev_fd = -1;
+  rpma_conn_get_event_fd(conn_, &ev_fd);
+  const auto deadline = Clock::now() + timeout;
+  while (!closed_ && Clock::now() < deadline) {
+    pollfd p{ev_fd, POLLIN, 0};
+    poll(&p, 1, 50);
+    rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+    while (rpma_conn_next_event(conn_, &ev) == 0) {
+      if (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST) closed_ = true;
+    }
+  }
 }
 
 std::string Session::ServerText() const {

@@ -94,7 +94,7 @@ class Session {
   void HandleMessage(const uint8_t* data, size_t len);
   void HandleHello(const protocol::Header& h, const protocol::Hello& hello);
   void HandleCommit(const protocol::Header& h, const protocol::Commit& c);
-  void HandleRefill(const protocol::Header& h);
+  void HandleRefill(const protocol::Header& h, bool for_delete);
   void HandleInfo(const protocol::Header& h, protocol::InfoTopic topic);
   void HandleEvents();
   // Sends ERROR and ends the session (protocol violation).
@@ -107,6 +107,8 @@ class Session {
   bool WaitSendSlot(std::chrono::milliseconds timeout);
   void RepostReceive(size_t slot);
   void Finish();
+  // Waits (bounded) for CLOSED/LOST on the connection's event fd.
+  void WaitClosed(std::chrono::milliseconds timeout);
   std::string ServerText() const;
   void EndWith(End e) {
     if (end_ == End::kNone) end_ = e;

@@ -32,7 +32,7 @@ void Session::HandleMessage(const uint8_t* data, size_t len) {
       HandleCommit(h, m.commit);
       return;
     case Kind::kRefill:
-      HandleRefill(h);
+      HandleRefill(h, m.refill_for_delete);
       return;
     case Kind::kInfo:
       HandleInfo(h, m.topic);
@@ -107,17 +107,25 @@ void Session::HandleCommit(const protocol::Header& h,
     reply();
     return;
   }
-  if (grant_->reserve_only()) {
-    // The delete reserve: a full keyspace still takes tombstones, nothing
-    // else (so that it can be compacted).
-    record_format::RecordHeader rh{};
-    const bool inside =
-        c.offset >= g.start && c.offset + record_format::kHeaderSize <= g.size;
-    if (inside) {
-      std::memcpy(&rh, ks_->keyspace->GrantBytes(g) + (c.offset - g.start),
-                  sizeof(rh));
+  // The record's flags as written (the client may still change them: that
+  // only hurts itself; Commit verifies the record it seals).
+  record_format::RecordHeader rh{};
+  const bool inside =
+      c.offset >= g.start && c.offset + record_format::kHeaderSize <= g.size;
+  if (inside) {
+    std::memcpy(&rh, ks_->keyspace->GrantBytes(g) + (c.offset - g.start),
+                sizeof(rh));
+    const bool tombstone = rh.flags & record_format::kFlagTombstone;
+    if (tombstone != (c.op == 1)) {
+      ack.status = StatusCode::kInvalidArgument;
+      ack.message = c.op == 1 ? "COMMIT says delete but the record is a put"
+                              : "COMMIT says put but the record is a tombstone";
+      reply();
+      return;
     }
-    if (!inside || !(rh.flags & record_format::kFlagTombstone)) {
+    if (grant_->reserve_only() && !tombstone) {
+      // The delete reserve: a full keyspace still takes tombstones,
+      // nothing else (so that it can be compacted).
       ack.status = StatusCode::kNoSpace;
       ack.message = "keyspace '" + ks_->keyspace->name() +
                     "' is full: only deletes are accepted";
@@ -153,9 +161,9 @@ void Session::HandleCommit(const protocol::Header& h,
   reply();
 }
 
-void Session::HandleRefill(const protocol::Header& h) {
+void Session::HandleRefill(const protocol::Header& h, bool for_delete) {
   protocol::RefillAck ack;
-  Status st = grant_->Acquire();
+  Status st = grant_->Acquire(for_delete);
   if (st.ok()) {
     env_.stats->Add(env_.stats->refills);
     ack.status = StatusCode::kOk;

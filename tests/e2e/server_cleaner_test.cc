@@ -8,58 +8,7 @@
 namespace kv::e2e {
 namespace {
 
-class ServerCleanerTest : public ServerTest {
- protected:
-  // Hundreds of commits: keep the pool in memory (tmpfs) when there is
-  // one, so that each commit's msync is cheap.
-  void SetUp() override {
-    const char* old = getenv("TMPDIR");
-    old_tmpdir_ = old != nullptr ? old : "";
-    if (access("/dev/shm", W_OK) == 0) setenv("TMPDIR", "/dev/shm", 1);
-    ServerTest::SetUp();
-  }
-  void TearDown() override {
-    ServerTest::TearDown();
-    if (old_tmpdir_.empty()) {
-      unsetenv("TMPDIR");
-    } else {
-      setenv("TMPDIR", old_tmpdir_.c_str(), 1);
-    }
-  }
-  std::string old_tmpdir_;
-};
-
-// Puts key=value through the raw protocol, refilling when the grant is
-// full.
-struct Putter {
-  RawClient* c;
-  protocol::Accept a;
-  protocol::Grant g;
-  uint64_t tail;
-  Status Put(const std::string& key, const std::string& value, uint32_t id) {
-    const uint64_t size = record_format::RecordSize(key.size(), value.size());
-    if (tail + size > g.size) {
-      KV_RETURN_IF_ERROR(c->SendMessage(protocol::Type::kRefill, "", id));
-      protocol::Header h;
-      std::string payload;
-      KV_RETURN_IF_ERROR(c->ReceiveMessage(&h, &payload));
-      protocol::RefillAck ack;
-      KV_RETURN_IF_ERROR(protocol::DecodeRefillAck(
-          reinterpret_cast<const uint8_t*>(payload.data()), payload.size(),
-          a.segment_size, &ack));
-      if (ack.status != StatusCode::kOk) {
-        return Status(ack.status, "refill: " + ack.message);
-      }
-      g = ack.grant;
-      tail = g.start;
-    }
-    protocol::CommitAck ack;
-    KV_RETURN_IF_ERROR(PutRaw(c, a, g, tail, key, value, &ack, false, id));
-    if (ack.status != StatusCode::kOk) return Status(ack.status, ack.message);
-    tail += size;
-    return Status::Ok();
-  }
-};
+class ServerCleanerTest : public InMemoryServerTest {};
 
 TEST_F(ServerCleanerTest, OverwritesPastTheThresholdAreCompacted) {
   StartServer({"--segment_size=64K", "--cleaner_threshold=0.5"});

@@ -282,6 +282,27 @@ TEST_F(ServerSecurityTest, CommitOutsideTheGrantIsRefusedNotApplied) {
                   payload.size(), &ack)
                   .ok());
   EXPECT_EQ(ack.status, StatusCode::kInvalidArgument) << ack.message;
+  // The op must match the record: a put's record committed as a delete.
+  {
+    std::string rec2 = EncodeTestRecord(a.keyspace_id, "op", "x");
+    const uint64_t at = a.grant.start + pinned.size();
+    ASSERT_TRUE(c.Write(a.grant.write_desc, at - a.grant.start, rec2).ok());
+    protocol::Commit del;
+    del.op = 1;
+    del.segment = a.grant.segment;
+    del.grant_id = a.grant.grant_id;
+    del.offset = at;
+    del.length = static_cast<uint32_t>(rec2.size());
+    del.key_hash = index_format::HashKey("op");
+    ASSERT_TRUE(
+        c.SendMessage(protocol::Type::kCommit, CommitPayload(del), 13).ok());
+    ASSERT_TRUE(c.ReceiveMessage(&h, &payload).ok());
+    ASSERT_TRUE(protocol::DecodeCommitAck(
+                    reinterpret_cast<const uint8_t*>(payload.data()),
+                    payload.size(), &ack)
+                    .ok());
+    EXPECT_EQ(ack.status, StatusCode::kInvalidArgument) << ack.message;
+  }
   // The connection still works: a proper put after that (past the refused
   // record: a claimed range is not handed out twice).
   ASSERT_TRUE(

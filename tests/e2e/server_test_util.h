@@ -5,7 +5,9 @@
 #define KV_TESTS_E2E_SERVER_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -106,6 +108,59 @@ inline Status PutRaw(RawClient* c, const protocol::Accept& a,
   return protocol::DecodeCommitAck(
       reinterpret_cast<const uint8_t*>(payload.data()), payload.size(), ack);
 }
+
+// Puts key=value through the raw protocol, refilling when the grant is
+// full.
+struct Putter {
+  RawClient* c;
+  protocol::Accept a;
+  protocol::Grant g;
+  uint64_t tail;
+  Status Put(const std::string& key, const std::string& value, uint32_t id) {
+    const uint64_t size = record_format::RecordSize(key.size(), value.size());
+    if (tail + size > g.size) {
+      KV_RETURN_IF_ERROR(c->SendMessage(protocol::Type::kRefill, "", id));
+      protocol::Header h;
+      std::string payload;
+      KV_RETURN_IF_ERROR(c->ReceiveMessage(&h, &payload));
+      protocol::RefillAck ack;
+      KV_RETURN_IF_ERROR(protocol::DecodeRefillAck(
+          reinterpret_cast<const uint8_t*>(payload.data()), payload.size(),
+          a.segment_size, &ack));
+      if (ack.status != StatusCode::kOk) {
+        return Status(ack.status, "refill: " + ack.message);
+      }
+      g = ack.grant;
+      tail = g.start;
+    }
+    protocol::CommitAck ack;
+    KV_RETURN_IF_ERROR(PutRaw(c, a, g, tail, key, value, &ack, false, id));
+    if (ack.status != StatusCode::kOk) return Status(ack.status, ack.message);
+    tail += size;
+    return Status::Ok();
+  }
+};
+
+// For tests with hundreds of commits: the pool in memory (tmpfs) when
+// there is one, so that each commit's msync is cheap.
+class InMemoryServerTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    const char* old = getenv("TMPDIR");
+    old_tmpdir_ = old != nullptr ? old : "";
+    if (access("/dev/shm", W_OK) == 0) setenv("TMPDIR", "/dev/shm", 1);
+    ServerTest::SetUp();
+  }
+  void TearDown() override {
+    ServerTest::TearDown();
+    if (old_tmpdir_.empty()) {
+      unsetenv("TMPDIR");
+    } else {
+      setenv("TMPDIR", old_tmpdir_.c_str(), 1);
+    }
+  }
+  std::string old_tmpdir_;
+};
 
 }  // namespace kv::e2e
 

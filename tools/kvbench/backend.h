@@ -67,7 +67,10 @@ struct RpkvTarget {
   std::string keyspace;
   std::string access_key;
   bool create = false;
-  bool block = false;  // --wait=block: sleep on the completion channel
+  // --wait: "poll" (spin on the completion queue), "block" (sleep on its
+  // channel), "adaptive" (spin spin_us, then block; the client's default).
+  std::string wait = "adaptive";
+  uint32_t spin_us = 50;
   uint32_t qd = 1;
 };
 std::unique_ptr<BackendFactory> MakeRpkvFactory(const RpkvTarget& target);

@@ -28,10 +28,12 @@ DEFINE_bool(create, false,
             "rpkv: create the keyspace if missing (kvserver "
             "needs --allow_create)");
 DEFINE_string(access_key, "", "rpkv: access key of the keyspace, if any");
-DEFINE_string(wait, "poll",
-              "rpkv: how the client waits for completions: "
-              "poll (busy-poll the completion queue) or block (sleep on its "
-              "completion channel)");
+DEFINE_string(wait, "adaptive",
+              "rpkv: how the client waits for completions: poll (busy-poll "
+              "the completion queue), block (sleep on its completion "
+              "channel) or adaptive (poll --spin_us, then block; the client "
+              "library's default)");
+DEFINE_uint32(spin_us, 50, "rpkv: --wait=adaptive spins this long first");
 DEFINE_string(redis, "127.0.0.1:6379", "redis: redis-server address");
 DEFINE_string(workload, "a",
               "a (50/50 read/update), b (95/5), c (read "
@@ -134,8 +136,9 @@ int main(int argc, char** argv) {
   if (backend != "rpkv" && backend != "redis") {
     return UsageError("--backend must be rpkv or redis");
   }
-  if (FLAGS_wait != "poll" && FLAGS_wait != "block") {
-    return UsageError("--wait must be poll or block");
+  if (FLAGS_wait != "poll" && FLAGS_wait != "block" &&
+      FLAGS_wait != "adaptive") {
+    return UsageError("--wait must be poll, block or adaptive");
   }
   if (FLAGS_threads < 1 || FLAGS_threads > 1024) {
     return UsageError("--threads must be in [1, 1024]");
@@ -185,11 +188,15 @@ int main(int argc, char** argv) {
                                         .keyspace = FLAGS_keyspace,
                                         .access_key = FLAGS_access_key,
                                         .create = FLAGS_create,
-                                        .block = FLAGS_wait == "block",
+                                        .wait = FLAGS_wait,
+                                        .spin_us = FLAGS_spin_us,
                                         .qd = FLAGS_qd});
     report.server = FLAGS_server;
     report.keyspace = FLAGS_keyspace;
     report.wait = FLAGS_wait;
+    if (FLAGS_wait == "adaptive") {
+      report.wait += " (spin " + std::to_string(FLAGS_spin_us) + " us)";
+    }
   } else {
     factory = kvbench::MakeRedisFactory({.server = FLAGS_redis});
     report.server = FLAGS_redis;

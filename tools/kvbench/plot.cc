@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -91,15 +92,29 @@ kv::Status RenderPlot(const std::string& svg_path,
      << "set yrange [0:1]\nset key bottom right\n"
      << "set multiplot layout " << rows << "," << cols << "\n";
   for (const PlotPanel& p : panels) {
-    gp << "set title " << GnuplotString(p.title) << "\nplot ";
-    for (size_t i = 0; i < p.series.size(); i++) {
-      const PlotSeries& s = p.series[i];
+    // A series whose run recorded no such operation (a failed run) is left
+    // out with a warning; the other lines are still worth seeing.
+    std::ostringstream lines;
+    int drawn = 0;
+    for (const PlotSeries& s : p.series) {
       auto index = BlockIndex(s.data_file, s.op);
-      if (!index.ok()) return index.status();
-      gp << (i ? ", " : "") << GnuplotString(s.data_file) << " index " << *index
-         << " using 1:2 with steps lw 2 title " << GnuplotString(s.label);
+      if (!index.ok()) {
+        std::fprintf(stderr, "kvbench: plot: %s; '%s' left out\n",
+                     index.status().ToString().c_str(), s.label.c_str());
+        continue;
+      }
+      lines << (drawn++ ? ", " : "") << GnuplotString(s.data_file) << " index "
+            << *index << " using 1:2 with steps lw 2 title "
+            << GnuplotString(s.label);
     }
-    gp << "\n";
+    gp << "set title " << GnuplotString(p.title) << "\n";
+    if (drawn == 0) {
+      // Keeps the layout: an empty panel says what is missing.
+      gp << "set label 1 'no data' at graph 0.5,0.5 center\n"
+         << "plot [1:10] NaN notitle\nunset label 1\n";
+    } else {
+      gp << "plot " << lines.str() << "\n";
+    }
   }
   gp << "unset multiplot\n";
 

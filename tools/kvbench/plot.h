@@ -35,7 +35,8 @@ kv::Status ParsePlotSpec(const std::string& path,
                          std::vector<PlotPanel>* panels);
 
 // Writes SVG_PATH with gnuplot (its script kept beside it, SVG_PATH.gp).
-// Errors: invalid_argument (no panels; an op missing from its data file),
+// A series whose data file lacks its op is left out (a warning on stderr).
+// Errors: invalid_argument (no panels),
 // io_error (a file), unavailable (gnuplot missing or failing: "install
 // gnuplot-nox (bash tools/setup.sh)").
 kv::Status RenderPlot(const std::string& svg_path,

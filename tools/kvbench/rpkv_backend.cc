@@ -92,8 +92,10 @@ class RpkvFactory : public BackendFactory {
     options_.keyspace = t.keyspace;
     options_.access_key = t.access_key;
     options_.create_if_missing = t.create;
-    options_.wait = t.block ? kv::ClientOptions::Wait::kBlock
-                            : kv::ClientOptions::Wait::kPoll;
+    options_.wait = t.wait == "poll"    ? kv::ClientOptions::Wait::kPoll
+                    : t.wait == "block" ? kv::ClientOptions::Wait::kBlock
+                                        : kv::ClientOptions::Wait::kAdaptive;
+    options_.spin_us = t.spin_us;
     if (t.qd > options_.max_inflight) options_.max_inflight = t.qd;
   }
 

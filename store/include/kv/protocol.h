@@ -185,7 +185,10 @@ constexpr std::string_view AdmitName(Admit a) {
 // A grant: the segment a connection appends to, and the write registration
 // over exactly its writable bytes (the descriptor's region starts at the
 // grant's start: remote offset 0 = segment offset `start`).
+inline constexpr uint8_t kGrantDeletesOnly = 1;  // the reserve: tombstones only
+
 struct Grant {
+  uint8_t flags = 0;  // kGrantDeletesOnly
   uint32_t segment = 0;
   uint64_t grant_id = 0;
   uint64_t start = 0;  // first writable byte within the segment
@@ -201,7 +204,8 @@ struct Grant {
 //   48 8 log_offset (both from the start of the read region)
 //   56 21 read descriptor   77 3 reserved
 //   80 4 grant.segment   84 4 grant.size   88 8 grant.grant_id
-//   96 8 grant.start   104 21 grant write descriptor   125 1 reserved
+//   96 8 grant.start   104 21 grant write descriptor   125 1 grant.flags
+//   (no grant at all — a full keyspace admits readers — is size 0)
 //   126 2 max_inflight   128 8 session_id   136 60 reason (text, NUL-padded)
 inline constexpr uint8_t kAcceptPmem = 1;  // cache-line granularity pool
 inline constexpr size_t kAcceptSize = 196;
@@ -247,6 +251,7 @@ inline size_t EncodeAccept(const Accept& a, uint8_t out[kAcceptSize]) {
   Put64(out, 88, a.grant.grant_id);
   Put64(out, 96, a.grant.start);
   std::memcpy(out + 104, a.grant.write_desc, kDescriptorSize);
+  Put8(out, 125, a.grant.flags);
   Put16(out, 126, a.max_inflight);
   Put64(out, 128, a.session_id);
   const size_t n =
@@ -297,6 +302,7 @@ inline Status DecodeAccept(const void* data, size_t len, Accept* out) {
   a.grant.grant_id = Get64(p, 88);
   a.grant.start = Get64(p, 96);
   std::memcpy(a.grant.write_desc, p + 104, kDescriptorSize);
+  a.grant.flags = p[125];
   a.max_inflight = Get16(p, 126);
   a.session_id = Get64(p, 128);
   a.reason.assign(
@@ -306,7 +312,8 @@ inline Status DecodeAccept(const void* data, size_t len, Accept* out) {
     const bool pow2 =
         a.bucket_count != 0 && (a.bucket_count & (a.bucket_count - 1)) == 0;
     if (!pow2 || a.segment_size == 0 || a.segment_size % 64 != 0 ||
-        a.log_size % a.segment_size != 0 || a.grant.size != a.segment_size ||
+        a.log_size % a.segment_size != 0 ||
+        (a.grant.size != a.segment_size && a.grant.size != 0) ||
         a.grant.start > a.grant.size || a.max_inflight == 0) {
       return Status::Corruption("accept: inconsistent keyspace geometry");
     }
@@ -533,7 +540,7 @@ inline Status DecodeCommitAck(const uint8_t* payload, size_t len,
 // keyspace still takes deletes). REFILL_ACK payload, 56 bytes + message:
 //   0 1 status (kv::StatusCode)   1 3 reserved   4 4 segment   8 4 size
 //   12 4 reserved   16 8 grant_id   24 8 start   32 21 write descriptor
-//   53 3 reserved   56 .. message (text)
+//   53 1 grant flags   54 2 reserved   56 .. message (text)
 inline constexpr size_t kRefillSize = 1;
 inline constexpr uint8_t kRefillForDelete = 1;
 inline constexpr size_t kRefillAckSize = 56;
@@ -552,6 +559,7 @@ inline size_t EncodeRefillAck(const RefillAck& a, uint8_t* payload,
   Put64(payload, 16, a.grant.grant_id);
   Put64(payload, 24, a.grant.start);
   std::memcpy(payload + 32, a.grant.write_desc, kDescriptorSize);
+  Put8(payload, 53, a.grant.flags);
   const size_t n = a.message.size() < cap - kRefillAckSize
                        ? a.message.size()
                        : cap - kRefillAckSize;
@@ -571,6 +579,7 @@ inline Status DecodeRefillAck(const uint8_t* payload, size_t len,
   out->grant.grant_id = Get64(payload, 16);
   out->grant.start = Get64(payload, 24);
   std::memcpy(out->grant.write_desc, payload + 32, kDescriptorSize);
+  out->grant.flags = payload[53];
   out->message.assign(reinterpret_cast<const char*>(payload + kRefillAckSize),
                       len - kRefillAckSize);
   if (out->status == StatusCode::kOk &&

@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# compare_redis.sh — rpkv and Redis side by side, on this machine, with the
+# same workloads (tools/kvbench/README.md). Starts redis-server twice (no
+# persistence; appendonly yes + appendfsync always) and kvserver twice (a
+# page-granularity file pool, and one with PMEM2_FORCE_GRANULARITY=
+# CACHE_LINE: what a PMem host costs, not durable on this disk), all on
+# 127.0.0.1 on free ports; runs the matrix RUNS times; prints one table of
+# medians with the ratios; writes bench.json and bench.svg; stops
+# everything it started.
+#
+#   bash tools/kvbench/compare_redis.sh            # after building kvbench
+#   RUNS=5 DURATION=10 OUT=/tmp/cmp bash tools/kvbench/compare_redis.sh
+#
+# Environment: BUILD (build dir, default build), OUT (default .), RUNS (3),
+# DURATION (seconds per run, 5), WARMUP (1), KEYS (10000).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+OUT=${OUT:-$PWD}
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-5}
+WARMUP=${WARMUP:-1}
+KEYS=${KEYS:-10000}
+KVBENCH=$BUILD/bin/kvbench
+KVSERVER=$BUILD/bin/kvserver
+
+die() { echo "compare_redis: $*" >&2; exit 1; }
+[ -x "$KVBENCH" ] || die "no $KVBENCH: build it (cmake --build $BUILD --target kvbench kvserver)"
+[ -x "$KVSERVER" ] || die "no $KVSERVER: build it (cmake --build $BUILD --target kvserver)"
+REDIS=$(command -v redis-server || true)
+[ -n "$REDIS" ] || die "redis-server not installed: bash tools/setup.sh"
+command -v gnuplot >/dev/null || echo "compare_redis: gnuplot missing: no SVG (bash tools/setup.sh)" >&2
+mkdir -p "$OUT"
+TMP=$(mktemp -d /tmp/kvbench-compare.XXXXXX)
+PIDS=()
+
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 40000))
+    listening "$p" || { echo "$p"; return; }
+  done
+}
+# wait_port PORT PID LOG: until something listens, or the process died.
+wait_port() {
+  for _ in $(seq 300); do
+    listening "$1" && return 0
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$3" >&2
+  die "server (pid $2) did not listen on port $1"
+}
+
+# start_redis NAME ARGS...: sets NAME_PORT and NAME_PID.
+start_redis() {
+  local name=$1; shift
+  local port; port=$(free_port)
+  mkdir -p "$TMP/$name"
+  "$REDIS" --port "$port" --bind 127.0.0.1 --save '' --dir "$TMP/$name" \
+    --daemonize no --logfile "" "$@" >"$TMP/$name.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  wait_port "$port" "$pid" "$TMP/$name.log"
+  printf -v "${name}_PORT" %s "$port"
+  printf -v "${name}_PID" %s "$pid"
+}
+
+# start_kvserver NAME GRANULARITY(PAGE|CACHE_LINE): sets NAME_PORT, NAME_PID.
+start_kvserver() {
+  local name=$1 gran=$2
+  local port; port=$(free_port)
+  local -a envs=()
+  [ "$gran" = CACHE_LINE ] && envs=(PMEM2_FORCE_GRANULARITY=CACHE_LINE)
+  env "${envs[@]}" "$KVSERVER" --pool="$TMP/$name.pool" --pool_size=1G \
+    --listen="127.0.0.1:$port" --allow_create --index_capacity=$((4 * KEYS)) \
+    >"$TMP/$name.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  wait_port "$port" "$pid" "$TMP/$name.log"
+  printf -v "${name}_PORT" %s "$port"
+  printf -v "${name}_PID" %s "$pid"
+}
+
+# jget FILE OBJECT KEY: a number from kvbench's JSON (result objects are
+# flat, so a pattern finds them).
+jget() {
+  grep -o "\"$2\":{[^{}]*}" "$1" | tail -1 | grep -o "\"$3\":[^,}]*" |
+    head -1 | cut -d: -f2
+}
+
+echo "compare_redis: rpkv and Redis on this machine ($(nproc) CPUs, $(uname -sr)), 127.0.0.1" >&2
+start_redis R_NONE --appendonly no
+start_redis R_ALWAYS --appendonly yes --appendfsync always
+start_kvserver KV_FILE PAGE
+start_kvserver KV_PMEM CACHE_LINE
+
+COMMON=(--keys="$KEYS" --key_size=16 --value_size=64 --warmup="$WARMUP"
+        --duration="$DURATION" --progress=false)
+target() {  # target SERVER [WAIT]: kvbench flags for one of the servers
+  case $1 in
+    R_NONE) echo "--backend=redis --redis=127.0.0.1:$R_NONE_PORT --server_pid=$R_NONE_PID" ;;
+    R_ALWAYS) echo "--backend=redis --redis=127.0.0.1:$R_ALWAYS_PORT --server_pid=$R_ALWAYS_PID" ;;
+    KV_FILE) echo "--backend=rpkv --server=127.0.0.1:$KV_FILE_PORT --keyspace=bench --create --wait=$2 --server_pid=$KV_FILE_PID" ;;
+    KV_PMEM) echo "--backend=rpkv --server=127.0.0.1:$KV_PMEM_PORT --keyspace=bench --create --wait=$2 --server_pid=$KV_PMEM_PID" ;;
+  esac
+}
+
+# Load every server's keys once; the runs then reuse them (--load=false).
+for s in R_NONE R_ALWAYS KV_FILE KV_PMEM; do
+  # shellcheck disable=SC2046
+  "$KVBENCH" $(target $s poll) "${COMMON[@]}" --workload=c --ops=1 --qd=16 \
+    --warmup=0 >"$TMP/load.$s.txt" 2>&1 || { cat "$TMP/load.$s.txt" >&2; die "loading $s failed"; }
+  echo "compare_redis: loaded $KEYS keys into $s" >&2
+done
+
+# case ID SERVER WAIT METRIC_OP METRIC_KEY KVBENCH-ARGS...: RUNS runs; sets
+# VAL_ID (median) and FILE_ID (the median run's JSON, .dat beside it).
+ERRORS=0
+run_case() {
+  local id=$1 server=$2 wait=$3 op=$4 key=$5; shift 5
+  local vals=() i f v
+  for i in $(seq "$RUNS"); do
+    f="$TMP/$id.$i.json"
+    # shellcheck disable=SC2046
+    if ! "$KVBENCH" $(target "$server" "$wait") "${COMMON[@]}" --load=false \
+        --label="$id" --json="$f" --plot_data="$TMP/$id.$i.dat" "$@" \
+        >"$TMP/$id.$i.txt" 2>&1; then
+      echo "compare_redis: $id run $i failed:" >&2
+      tail -5 "$TMP/$id.$i.txt" >&2
+      ERRORS=$((ERRORS + 1))
+      continue
+    fi
+    v=$(jget "$f" "$op" "$key")
+    local e; e=$(jget "$f" overall errors)
+    ERRORS=$((ERRORS + ${e:-1}))
+    vals+=("$v $i")
+  done
+  local med="" medfile=""
+  if [ ${#vals[@]} -gt 0 ]; then
+    local pick; pick=$(printf '%s\n' "${vals[@]}" | sort -g | sed -n "$(( (${#vals[@]} + 1) / 2 ))p")
+    med=${pick% *}
+    medfile="$TMP/$id.${pick#* }.json"
+  fi
+  printf -v "VAL_$id" %s "$med"
+  printf -v "FILE_$id" %s "$medfile"
+  echo "compare_redis: $id: ${vals[*]:-failed} -> median ${med:-n/a}" >&2
+}
+
+# The matrix: each row is rpkv with each way of waiting, then Redis.
+WAITS=(poll block adaptive)
+YCSB=(--distribution=zipfian)
+PUT=(--workload=custom --update_ratio=1 --distribution=uniform)
+GET=(--workload=c --distribution=zipfian)
+ROWS=()
+row() {  # row ID "TITLE" OP KEY AIM(le|ge) FACTOR "AIM TEXT" RPKV_SERVER REDIS_SERVER ARGS_RPKV -- ARGS_REDIS
+  local id=$1 title=$2 op=$3 key=$4 dir=$5 factor=$6 aim=$7 kv=$8 rs=$9; shift 9
+  local kvargs=() rsargs=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do kvargs+=("$1"); shift; done
+  shift
+  rsargs=("$@")
+  local w
+  for w in "${WAITS[@]}"; do
+    run_case "${id}_$w" "$kv" "$w" "$op" "$key" "${kvargs[@]}"
+  done
+  run_case "${id}_redis" "$rs" - "$op" "$key" "${rsargs[@]}"
+  ROWS+=("$id|$title|$op|$key|$dir|$factor|$aim")
+}
+
+row get1 "get, 1 thread, qd 1, warm, p50 us" read p50_us le 0.3 \
+  "<= 0.3x Redis GET (1 conn)" KV_FILE R_NONE \
+  "${GET[@]}" --threads=1 --qd=1 -- "${GET[@]}" --threads=1 --qd=1
+row put1 "durable put, 1 thread, qd 1, file pool, p50 us" update p50_us le 0.6 \
+  "<= 0.6x Redis always SET (1 conn)" KV_FILE R_ALWAYS \
+  "${PUT[@]}" --threads=1 --qd=1 -- "${PUT[@]}" --threads=1 --qd=1
+row put16 "durable put, 16 in flight, file pool, ops/s" overall ops_per_sec ge 2 \
+  ">= 2x Redis always, 16 conns" KV_FILE R_ALWAYS \
+  "${PUT[@]}" --threads=2 --qd=8 -- "${PUT[@]}" --threads=16 --qd=1
+row putcl "put, 1 thread, qd 1, cache-line pool, p50 us" update p50_us le 0.5 \
+  "<= 0.5x Redis SET, no persistence" KV_PMEM R_NONE \
+  "${PUT[@]}" --threads=1 --qd=1 -- "${PUT[@]}" --threads=1 --qd=1
+row getq16 "get, 1 thread, qd 16, ops/s" overall ops_per_sec ge 1 \
+  ">= 1.0x Redis GET, 1 conn, pipeline 16" KV_FILE R_NONE \
+  "${GET[@]}" --threads=1 --qd=16 -- "${GET[@]}" --threads=1 --qd=16
+row ycsbb "YCSB-B zipfian, 16 in flight, ops/s" overall ops_per_sec ge 1.5 \
+  ">= 1.5x Redis, 16 conns" KV_FILE R_NONE \
+  --workload=b "${YCSB[@]}" --threads=2 --qd=8 -- --workload=b "${YCSB[@]}" --threads=16 --qd=1
+row ycsba "YCSB-A zipfian, 16 in flight, file pool, ops/s" overall ops_per_sec ge 2 \
+  ">= 2x Redis always, 16 conns" KV_FILE R_ALWAYS \
+  --workload=a "${YCSB[@]}" --threads=2 --qd=8 -- --workload=a "${YCSB[@]}" --threads=16 --qd=1
+
+# Idle kvserver: no client for 1 s, then its CPU over 3 s.
+idle_cpu() {  # idle_cpu PID: percent of one core
+  local a b
+  a=$(awk '{print $14 + $15}' "/proc/$1/stat")
+  sleep 3
+  b=$(awk '{print $14 + $15}' "/proc/$1/stat")
+  awk -v d=$((b - a)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", 100 * d / hz / 3 }'
+}
+sleep 1
+IDLE_FILE=$(idle_cpu "$KV_FILE_PID")
+IDLE_PMEM=$(idle_cpu "$KV_PMEM_PID")
+
+# --- the table ----------------------------------------------------------
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+met() {  # met RATIO le|ge FACTOR
+  awk -v r="$1" -v d="$2" -v f="$3" 'BEGIN { if (r == "n/a") print "?"; else if ((d == "le" && r <= f) || (d == "ge" && r >= f)) print "yes"; else print "no" }'
+}
+cpu() {  # cpu FILE: client+server us/op
+  [ -n "$1" ] || { echo "n/a"; return; }
+  local c s
+  c=$(jget "$1" overall client_cpu_us_per_op)
+  s=$(jget "$1" overall server_cpu_us_per_op)
+  awk -v c="$c" -v s="$s" 'BEGIN { printf "%.0f+%s", c, (s == "null" ? "?" : sprintf("%.0f", s)) }'
+}
+fmt() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else if (v >= 1000) printf "%.0f", v; else printf "%.1f", v }'; }
+
+{
+  echo "rpkv vs Redis — same machine: $(hostname), $(nproc) vCPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(uname -sr)"
+  echo "127.0.0.1, 16 B keys, 64 B values, $KEYS keys; medians of $RUNS runs of ${DURATION} s (+${WARMUP} s warm-up); $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "rpkv client waits: poll = busy-polls its completion queue (one core per connection), block = sleeps on the completion channel fd,"
+  echo "adaptive = polls 50 us, then blocks (the client library's default)."
+  echo "Redis: hiredis, blocking reads; 'always' = appendonly yes + appendfsync always. File pool = page granularity (durable: msync);"
+  echo "cache-line pool = PMEM2_FORCE_GRANULARITY=CACHE_LINE (what a PMem host costs; NOT durable on this disk). cpu = us/op client+server."
+  echo "16 in flight = rpkv 2 threads x qd 8 vs Redis 16 connections. Latency of an op at qd > 1 = its whole batch."
+  echo
+  printf '%-47s' row
+  for w in "${WAITS[@]}"; do printf ' %9s' "$w"; done
+  printf ' %9s' redis
+  for w in "${WAITS[@]}"; do printf ' %6s' "${w:0:5}/r"; done
+  printf '  %-36s %-11s' aim "met"
+  for w in "${WAITS[@]}" redis; do printf ' %-9s' "cpu ${w:0:5}"; done
+  echo
+  for r in "${ROWS[@]}"; do
+    IFS='|' read -r id title op key dir factor aim <<<"$r"
+    r_var="VAL_${id}_redis"
+    printf '%-47s' "$title"
+    for w in "${WAITS[@]}"; do v_var="VAL_${id}_$w"; printf ' %9s' "$(fmt "${!v_var}")"; done
+    printf ' %9s' "$(fmt "${!r_var}")"
+    mets=()
+    for w in "${WAITS[@]}"; do
+      v_var="VAL_${id}_$w"
+      ra=$(ratio "${!v_var}" "${!r_var}")
+      printf ' %6s' "$ra"
+      mets+=("$(met "$ra" "$dir" "$factor")")
+    done
+    printf '  %-36s %-11s' "$aim" "$(IFS=/; echo "${mets[*]}")"
+    for w in "${WAITS[@]}" redis; do f_var="FILE_${id}_$w"; printf ' %-9s' "$(cpu "${!f_var}")"; done
+    echo
+  done
+  printf '%-47s %9s %9s   (file pool, cache-line pool; aim ~0 %%)\n' \
+    "idle kvserver CPU %, 1 s after the last request" "$IDLE_FILE" "$IDLE_PMEM"
+  echo
+  echo "errors (wrong values, failed operations) over all runs: $ERRORS"
+} | tee "$OUT/bench.txt"
+
+# --- bench.json: every row's medians and the median runs' full reports ---
+{
+  printf '{"machine":{"hostname":"%s","cpus":%d,"kernel":"%s","note":"client and servers on the same machine, shared with other work"},' \
+    "$(hostname)" "$(nproc)" "$(uname -sr)"
+  printf '"runs":%d,"duration_s":%s,"warmup_s":%s,"keys":%d,"errors":%d,' "$RUNS" "$DURATION" "$WARMUP" "$KEYS" "$ERRORS"
+  printf '"idle_kvserver_cpu_percent":{"file_pool":%s,"cache_line_pool":%s},"rows":[' "$IDLE_FILE" "$IDLE_PMEM"
+  first=1
+  for r in "${ROWS[@]}"; do
+    IFS='|' read -r id title op key dir factor aim <<<"$r"
+    [ $first = 1 ] || printf ','
+    first=0
+    printf '{"id":"%s","row":"%s","metric":"%s.%s","aim":"%s"' "$id" "$title" "$op" "$key" "$aim"
+    for w in "${WAITS[@]}" redis; do
+      v_var="VAL_${id}_$w"; f_var="FILE_${id}_$w"
+      printf ',"%s":%s' "$w" "${!v_var:-null}"
+      if [ -n "${!f_var}" ]; then printf ',"%s_run":' "$w"; tr -d '\n' <"${!f_var}"; fi
+    done
+    printf '}'
+  done
+  printf ']}\n'
+} >"$OUT/bench.json"
+
+# --- bench.svg: latency CDFs of the qd-1 rows and YCSB-A ------------------
+spec=$TMP/plot.spec
+{
+  panel() {  # panel ID OP "TITLE" REDIS_LABEL
+    local id=$1 op=$2 title=$3 rl=$4 w f
+    echo "panel $title"
+    for w in "${WAITS[@]}" redis; do
+      f_var="FILE_${id}_$w"; f=${!f_var}
+      [ -n "$f" ] || continue
+      l=rpkv_$w
+      [ "$w" = redis ] && l=$rl
+      echo "series ${l}_${op} ${f%.json}.dat $op"
+    done
+  }
+  panel get1 read "get, 1 thread, qd 1" redis
+  panel put1 update "durable put, 1 thread, qd 1 (file pool vs Redis appendfsync always)" redis_always
+  panel putcl update "put, 1 thread, qd 1 (cache-line pool vs Redis no persistence)" redis
+  panel ycsba read "YCSB-A reads, 16 in flight (file pool vs Redis always)" redis_always
+  panel ycsba update "YCSB-A updates, 16 in flight (file pool vs Redis always)" redis_always
+  panel put16 update "durable put, 16 in flight (file pool vs Redis always)" redis_always
+} >"$spec"
+if command -v gnuplot >/dev/null; then
+  "$KVBENCH" --plot="$OUT/bench.svg" --plot_spec="$spec" || echo "compare_redis: plot failed" >&2
+  rm -f "$OUT/bench.svg.gp"
+fi
+echo "compare_redis: wrote $OUT/bench.txt, $OUT/bench.json, $OUT/bench.svg" >&2
