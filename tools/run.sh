@@ -5,8 +5,8 @@
 #
 # 1. installs what is missing (tools/setup.sh)
 # 2. builds kvserver, kvcli and kvadmin (RelWithDebInfo, in build/)
-# 3. creates the pool ./data/rpkv.pool (sparse, 1 GiB) with keyspace
-#    "default", if it is not there
+# 3. the pool ./data/rpkv.pool (sparse, 1 GiB) with keyspace "default":
+#    kvserver creates it when it is not there
 # 4. starts kvserver on 127.0.0.1:7400 (log: ./data/kvserver.log) and waits
 #    until it is ready — or, when a kvserver already answers there, uses it
 # 5. opens kvcli on keyspace "default" (arguments after the options go to
@@ -75,19 +75,18 @@ answers() { "$BIN/kvcli" --server="$LISTEN" --connect_timeout_ms=2000 ping >/dev
 if answers; then
   say "a kvserver already answers on $LISTEN: using it"
 else
-  # 3. pool and keyspace "default"
-  if [ ! -e "$POOL" ]; then
-    "$BIN/kvadmin" create --pool="$POOL" --size="$POOL_SIZE" >&2 ||
-      fail "3/5 (pool)" "could not create $POOL (free disk space? permissions of $DATA?)"
-  fi
-  if ! "$BIN/kvadmin" keyspace list --pool="$POOL" 2>/dev/null | grep -q '^default	'; then
+  # 3. pool and keyspace "default": kvserver creates both when the pool
+  # file is missing; an existing pool without "default" gets it here.
+  if [ -e "$POOL" ] &&
+    ! "$BIN/kvadmin" keyspace list --pool="$POOL" 2>/dev/null | grep -q '^default	'; then
     "$BIN/kvadmin" keyspace create --pool="$POOL" --keyspace=default >&2 ||
-      fail "3/5 (keyspace)" "kvadmin info --pool=$POOL shows what is wrong"
+      fail "3/5 (keyspace default)" "kvadmin info --pool=$POOL shows what is wrong"
   fi
 
   # 4. kvserver in the background, ready line awaited
   offset=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
-  "$BIN/kvserver" --pool="$POOL" --listen="$LISTEN" >>"$LOG" 2>&1 &
+  "$BIN/kvserver" --pool="$POOL" --pool_size="$POOL_SIZE" --listen="$LISTEN" \
+    >>"$LOG" 2>&1 &
   SERVER=$!
   echo "$SERVER" >"$PIDFILE"
   # shellcheck disable=SC2317  # called by the EXIT trap

@@ -1,5 +1,6 @@
 #include "commands.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -218,19 +219,25 @@ Reply Scan(Context& c, const Args& a) {
   Reply r;
   Client* client = c.session->Connected(&r);
   if (client == nullptr) return r;
-  std::string items;
-  size_t n = 0;
-  Status st = client->Scan(
-      a.empty() ? "" : KeyOf(a[0]), limit,
-      [&](std::string_view key, std::string_view value) {
-        if (n) r.text += "\n";
-        r.text += c.out->Item(key) + " " + c.out->Item(value);
-        items += (n ? "," : "") +
-                 JsonFields().Bytes("key", key).Bytes("value", value).Object();
-        n++;
-        return true;
-      });
+  // The index has no order; people (and diffs of scripts' output) want
+  // one: what the scan found is shown sorted by key.
+  std::vector<std::pair<std::string, std::string>> found;
+  Status st = client->Scan(a.empty() ? "" : KeyOf(a[0]), limit,
+                           [&](std::string_view key, std::string_view value) {
+                             found.emplace_back(key, value);
+                             return true;
+                           });
   if (!st.ok()) return OperationError(c, st);
+  std::sort(found.begin(), found.end());
+  std::string items;
+  const size_t n = found.size();
+  for (size_t i = 0; i < n; i++) {
+    const auto& [key, value] = found[i];
+    if (i) r.text += "\n";
+    r.text += c.out->Item(key) + " " + c.out->Item(value);
+    items += (i ? "," : "") +
+             JsonFields().Bytes("key", key).Bytes("value", value).Object();
+  }
   const bool truncated = limit != 0 && n >= limit;
   if (c.out->options().stdout_tty) {
     if (n) r.text += "\n";
@@ -360,7 +367,8 @@ const std::vector<Command>& Table() {
        Mput},
       {{"mget", "KEY [KEY …]", "many gets in flight together"}, 1, kAny, Mget},
       {{"scan", "[PREFIX [LIMIT]]",
-        "list keys with PREFIX and their values (LIMIT default 1000, 0 all)"},
+        "keys with PREFIX and their values, sorted (LIMIT default 1000, 0: "
+        "all)"},
        0,
        2,
        Scan},

@@ -7,20 +7,17 @@
 // shell over an in-process fake client (testing/fake_client.cc), so the
 // shell mechanics are tested even where no server can run. Tests that need
 // what only a server gives (keys surviving between processes) skip there.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
-#include <thread>
 
 #include "testing/pty_session.h"
 #include "testing/run_process.h"
+#ifdef KVSERVER_PATH
+#include "server_process.h"  // tests/e2e: a real kvserver on a free port
+#endif
 
 #ifndef KVCLI_PATH
 #error "KVCLI_PATH must name the kvcli binary under test"
@@ -44,94 +41,28 @@ constexpr bool kRealServer = true;
 constexpr bool kRealServer = false;
 #endif
 
-int PickFreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof(a);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
-// One kvserver for the whole suite (each test uses its own keyspace).
-class Server {
- public:
-  static Server& Get() {
-    static Server s;
-    return s;
-  }
-  std::string address() const { return address_; }
-  const std::string& error() const { return error_; }
-
- private:
-  Server() {
+class KvcliTest : public ::testing::Test {
+ protected:
+  // A fresh kvserver per test (it creates its pool with keyspace
+  // "default"; --allow_create for the --create test).
+  void SetUp() override {
+    home_ = MakeTempDir("kvcli-home");
+    ASSERT_FALSE(home_.empty());
 #ifdef KVSERVER_PATH
-    dir_ = MakeTempDir("kvcli-server");
-    const std::string log = dir_ + "/kvserver.log";
-    for (int attempt = 0; attempt < 5 && address_.empty(); attempt++) {
-      const std::string addr = "127.0.0.1:" + std::to_string(PickFreePort());
-      pid_ = fork();
-      if (pid_ == 0) {
-        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fd, 2);
-        dup2(fd, 1);
-        execl(KVSERVER_PATH, KVSERVER_PATH,
-              ("--pool=" + dir_ + "/pool").c_str(), "--pool_size=256M",
-              ("--listen=" + addr).c_str(), "--allow_create",
-              static_cast<char*>(nullptr));
-        _exit(127);
-      }
-      const auto deadline = std::chrono::steady_clock::now() + 20s;
-      while (std::chrono::steady_clock::now() < deadline) {
-        if (ReadFile(log).find("kvserver: ready on") != std::string::npos) {
-          address_ = addr;
-          break;
-        }
-        if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-          pid_ = -1;
-          break;
-        }
-        std::this_thread::sleep_for(20ms);
-      }
-      if (address_.empty()) error_ = ReadFile(log);
-    }
+    Status st = server_.Start(
+        {"--pool=" + home_ + "/pool", "--pool_size=64M", "--allow_create"});
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    address_ = server_.address();
 #else
     address_ = "127.0.0.1:7400";
 #endif
   }
-  ~Server() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (!dir_.empty()) RemoveTree(dir_);
+  void TearDown() override {
+#ifdef KVSERVER_PATH
+    if (server_.running()) EXPECT_EQ(server_.Stop(), 0);
+#endif
+    RemoveTree(home_);
   }
-  std::string address_, error_, dir_;
-  pid_t pid_ = -1;
-};
-
-class KvcliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    address_ = Server::Get().address();
-    ASSERT_FALSE(address_.empty()) << "kvserver did not start:\n"
-                                   << Server::Get().error();
-    home_ = MakeTempDir("kvcli-home");
-    keyspace_ = std::string("t_") +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    // --create makes the test's keyspace (the shell then runs without it,
-    // so that `use missing` stays unknown).
-    ProcessResult r = Cli({"ping"}, "", {"--create"});
-    ASSERT_EQ(r.code, 0) << r.err;
-  }
-  void TearDown() override { RemoveTree(home_); }
 
   std::vector<std::string> Flags() const {
     return {"--server=" + address_, "--keyspace=" + keyspace_};
@@ -150,8 +81,11 @@ class KvcliTest : public ::testing::Test {
   }
   // A server address nothing listens on.
   std::string DeadAddress() const {
-    return kRealServer ? "127.0.0.1:" + std::to_string(PickFreePort())
-                       : "127.0.0.1:1";
+#ifdef KVSERVER_PATH
+    return "127.0.0.1:" + std::to_string(e2e::PickFreePort());
+#else
+    return "127.0.0.1:1";
+#endif
   }
   std::string Prompt() const { return address_ + "/" + keyspace_ + "> "; }
   // Starts the shell on a pty and waits for its first prompt.
@@ -162,7 +96,10 @@ class KvcliTest : public ::testing::Test {
     ASSERT_TRUE(pty->Start(argv, Env()));
   }
 
-  std::string address_, home_, keyspace_;
+#ifdef KVSERVER_PATH
+  e2e::ServerProcess server_;
+#endif
+  std::string address_, home_, keyspace_ = "default";
 };
 
 // ---------------------------------------------------------------- --help
@@ -296,6 +233,62 @@ TEST_F(KvcliTest, ValueTooLargeIsUsageErrorWithTheLimit) {
       << r.err;
   EXPECT_NE(r.err.find(kRealServer ? "1048576" : "1024"), std::string::npos)
       << r.err;
+}
+
+TEST_F(KvcliTest, CreateFlagCreatesTheKeyspace) {
+  ProcessResult r =
+      RunProcess({KVCLI_PATH, "--server=" + address_, "--keyspace=fresh",
+                  "--create", "put", "k", "v"},
+                 "", Env());
+  ASSERT_EQ(r.code, 0) << r.err;
+  if (!kRealServer) return;  // the fake keeps nothing between processes
+  r = RunProcess(
+      {KVCLI_PATH, "--server=" + address_, "--keyspace=fresh", "get", "k"}, "",
+      Env());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "v\n");
+}
+
+TEST_F(KvcliTest, AccessKeyMissingOrWrongExitsThreeWithHint) {
+  std::string keyspace = "secret";  // the fake wants key "k" for it
+#ifdef KVSERVER_PATH
+  keyspace = "default";
+  ASSERT_EQ(server_.Stop(), 0);
+  const std::string keys = home_ + "/access_keys";
+  WriteFile(keys, "default k\n");
+  chmod(keys.c_str(), 0600);
+  Status st =
+      server_.Start({"--pool=" + home_ + "/pool", "--access_keys=" + keys});
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  address_ = server_.address();
+#endif
+  const std::vector<std::string> base = {KVCLI_PATH, "--server=" + address_,
+                                         "--keyspace=" + keyspace};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> argv = base;
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+  };
+  ProcessResult r = RunProcess(with({"ping"}), "", Env());
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("error: permission_denied: "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("hint: this keyspace needs an access key: "
+                       "--access_key=KEY or RPKV_ACCESS_KEY=KEY"),
+            std::string::npos)
+      << r.err;
+  r = RunProcess(with({"--access_key=wrong", "ping"}), "", Env());
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("hint: check the key given with --access_key"),
+            std::string::npos)
+      << r.err;
+  r = RunProcess(with({"--access_key=k", "ping"}), "", Env());
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> env = Env();
+  env.push_back("RPKV_ACCESS_KEY=k");
+  r = RunProcess(with({"ping"}), "", env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("PONG ", 0), 0u) << r.out;
 }
 
 // ---------------------------------------------------------------- script

@@ -14,17 +14,19 @@
 
 namespace kv {
 
-class Connection {
- public:
-  std::map<std::string, std::string>& keys(const std::string& ks) {
-    static std::map<std::string, std::map<std::string, std::string>> all;
-    return all[ks];
-  }
-};
+// The fake touches only what client.h declares: the private constructor,
+// options_ and the (here empty) state types.
+class Connection {};
+class ClientState {};
 
 namespace {
 constexpr uint32_t kMaxValue = 1024;
 uint64_t g_sequence = 0;
+
+std::map<std::string, std::string>& Keys(const ClientOptions& o) {
+  static std::map<std::string, std::map<std::string, std::string>> all;
+  return all[o.keyspace];
+}
 }  // namespace
 
 void Batch::Put(std::string_view key, std::string_view value,
@@ -46,7 +48,7 @@ void Batch::Delete(std::string_view key, const WriteOptions& o) {
 void Batch::Clear() { ops_.clear(); }
 
 Client::Client(ClientOptions options, std::unique_ptr<Connection> conn)
-    : options_(std::move(options)), conn_(std::move(conn)) {}
+    : options_(std::move(options)) {}
 Client::~Client() = default;
 
 Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& o) {
@@ -79,13 +81,13 @@ Status Client::Put(std::string_view key, std::string_view value,
                                    " bytes is over the keyspace's limit of " +
                                    std::to_string(kMaxValue));
   }
-  conn_->keys(options_.keyspace)[std::string(key)] = std::string(value);
+  Keys(options_)[std::string(key)] = std::string(value);
   if (o.version) o.version->sequence = ++g_sequence;
   return Status::Ok();
 }
 
 Status Client::Get(std::string_view key, std::string* value, KeyVersion*) {
-  auto& m = conn_->keys(options_.keyspace);
+  auto& m = Keys(options_);
   auto it = m.find(std::string(key));
   if (it == m.end()) return Status::NotFound("key not found");
   *value = it->second;
@@ -94,13 +96,13 @@ Status Client::Get(std::string_view key, std::string* value, KeyVersion*) {
 
 Status Client::Delete(std::string_view key, const WriteOptions&,
                       bool* had_previous) {
-  const bool had = conn_->keys(options_.keyspace).erase(std::string(key)) > 0;
+  const bool had = Keys(options_).erase(std::string(key)) > 0;
   if (had_previous) *had_previous = had;
   return Status::Ok();
 }
 
 Result<bool> Client::Exists(std::string_view key) {
-  return conn_->keys(options_.keyspace).count(std::string(key)) > 0;
+  return Keys(options_).count(std::string(key)) > 0;
 }
 
 Status Client::Execute(Batch* batch) {
@@ -120,7 +122,7 @@ Status Client::Scan(
     std::string_view prefix, size_t limit,
     const std::function<bool(std::string_view, std::string_view)>& fn) {
   size_t n = 0;
-  for (const auto& [k, v] : conn_->keys(options_.keyspace)) {
+  for (const auto& [k, v] : Keys(options_)) {
     if (k.compare(0, prefix.size(), prefix) != 0) continue;
     if (limit != 0 && n == limit) break;
     n++;
