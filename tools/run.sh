@@ -33,7 +33,7 @@ KEEP=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     --) shift; break ;;
     *) break ;;
   esac
@@ -53,6 +53,8 @@ fi
 
 # 2. build (only what this needs; a configured build dir keeps its settings)
 mkdir -p "$DATA" || fail "2/5 (build)" "cannot create directory $DATA"
+# Pool, log and pid file are this machine's, never the repository's.
+[ -e "$DATA/.gitignore" ] || echo '*' >"$DATA/.gitignore"
 BUILD_LOG=$DATA/build.log
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   say "configuring $BUILD (RelWithDebInfo)"

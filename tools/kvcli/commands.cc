@@ -134,7 +134,7 @@ int Worst(int a, int b) { return a > b ? a : b; }
 
 Reply Mput(Context& c, const Args& a) {
   if (a.size() % 2 != 0)
-    return UsageError("usage: mput KEY VALUE [KEY VALUE …]");
+    return UsageError("usage: mput KEY VALUE [KEY VALUE ...]");
   Reply r;
   Batch batch;
   for (size_t i = 0; i < a.size(); i += 2) {
@@ -306,14 +306,11 @@ Reply Stats(Context& c, const Args&) {
 Reply Info(Context& c, const Args&) {
   Reply r = InfoTopic(c, Client::InfoTopic::kServer, "server_info");
   if (!r.status.ok()) return r;
-  Client* client = c.session->Connected(&r);  // connected: Info succeeded
-  const ClientOptions& o = c.session->options();
-  r.text = "server " + o.server + "\nkeyspace " + o.keyspace +
-           "\nmax_value_size " + std::to_string(client->max_value_size()) +
-           (r.text.empty() ? "" : "\n" + r.text);
-  r.json.Bytes("server", o.server)
-      .Bytes("keyspace", o.keyspace)
-      .Number("max_value_size", client->max_value_size());
+  // The server's lines name provider, granularity and the keyspace's
+  // geometry; the address is what only the client knows.
+  const std::string& server = c.session->options().server;
+  r.text = "server " + server + (r.text.empty() ? "" : "\n" + r.text);
+  r.json.Bytes("server", server);
   return r;
 }
 
@@ -361,11 +358,11 @@ const std::vector<Command>& Table() {
        1,
        1,
        Exists},
-      {{"mput", "KEY VALUE [KEY VALUE …]", "many puts in flight together"},
+      {{"mput", "KEY VALUE [KEY VALUE ...]", "many puts in flight together"},
        2,
        kAny,
        Mput},
-      {{"mget", "KEY [KEY …]", "many gets in flight together"}, 1, kAny, Mget},
+      {{"mget", "KEY [KEY ...]", "many gets in flight together"}, 1, kAny, Mget},
       {{"scan", "[PREFIX [LIMIT]]",
         "keys with PREFIX and their values, sorted (LIMIT default 1000, 0: "
         "all)"},
