@@ -9,7 +9,8 @@ set -uo pipefail
 BUILD=$(cd "$1" && pwd)
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d /tmp/rpkv-run-sh.XXXXXX)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# perl-base is on every Debian system (python3 need not be).
+PORT=$(perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1:0")->sockport')
 export RPKV_SKIP_SETUP=1 RPKV_DATA=$TMP/data RPKV_LISTEN=127.0.0.1:$PORT \
   RPKV_BUILD_DIR=$BUILD RPKV_POOL_SIZE=256M HOME=$TMP
 KEPT=""
@@ -50,7 +51,7 @@ kill -0 "$KEPT" || fail "the attaching run stopped a server it did not start"
 kill "$KEPT"
 for _ in $(seq 100); do kill -0 "$KEPT" 2>/dev/null || break; sleep 0.1; done
 KEPT=""
-python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",'"$PORT"')); s.listen(); time.sleep(30)' &
+perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1:'"$PORT"'", ReuseAddr => 1) or die; sleep 30' &
 HOLDER=$!
 sleep 0.5
 run ping >/dev/null 2>"$TMP/err"
