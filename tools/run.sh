@@ -59,7 +59,7 @@ BUILD_LOG=$DATA/build.log
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   say "configuring $BUILD (RelWithDebInfo)"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DRPKV_BUILD_TESTS=OFF >"$BUILD_LOG" 2>&1 || {
+    >"$BUILD_LOG" 2>&1 || {
     tail -20 "$BUILD_LOG" >&2
     fail "2/5 (configure)" "output above and in $BUILD_LOG; missing packages? sudo bash tools/setup.sh"
   }
