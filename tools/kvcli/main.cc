@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
   }
   co.connect_timeout = std::chrono::milliseconds(FLAGS_connect_timeout_ms);
   co.op_timeout = std::chrono::milliseconds(FLAGS_timeout_ms);
-  // A shell waits on people: sleep on the completion fd, spin no core.
-  co.wait = kv::ClientOptions::Wait::kBlock;
+  // co.wait stays kAdaptive: a short spin then sleep, so an idle shell
+  // uses no CPU and ping still shows the real round trip.
   Session session(co);
   Output out({.format = FLAGS_format == "json" ? Format::kJson : Format::kText,
               .raw = FLAGS_raw,
