@@ -83,6 +83,9 @@ class Session {
 
  private:
   enum class End { kNone, kBye, kPeerGone, kError, kHelloTimeout, kShutdown };
+  static constexpr size_t kSlot = protocol::kMaxMessage;  // buffer slot size
+  // op_context values: receive slot i is i + 1; send slot i is kSendBase + i.
+  static constexpr uint64_t kSendBase = 1u << 20;
 
   Session(const SessionEnv& env, uint64_t id);
   // Reaps every available completion (and those deferred by a send that

@@ -119,6 +119,59 @@ TEST_F(ServerLifecycleTest, SigtermShutsDownCleanlyAndRestartNeedsNoRepair) {
       << server_.StderrText();
 }
 
+TEST_F(ServerLifecycleTest, SigtermFinishesCommitsInFlight) {
+  StartServer();
+  RawClient c;
+  protocol::Accept a;
+  ConnectOk(&c, "default", &a);
+  // 20 records written, their COMMITs sent back to back, then SIGTERM
+  // before reading any ack.
+  constexpr int kN = 20;
+  uint64_t tail = a.grant.start;
+  for (int i = 0; i < kN; i++) {
+    const std::string key = "f" + std::to_string(i);
+    std::string rec = EncodeTestRecord(a.keyspace_id, key, "v");
+    ASSERT_TRUE(c.Write(a.grant.write_desc, tail - a.grant.start, rec).ok());
+    protocol::Commit cm;
+    cm.segment = a.grant.segment;
+    cm.grant_id = a.grant.grant_id;
+    cm.offset = tail;
+    cm.length = static_cast<uint32_t>(rec.size());
+    cm.key_hash = index_format::HashKey(key);
+    ASSERT_TRUE(
+        c.SendMessage(protocol::Type::kCommit, CommitPayload(cm), i).ok());
+    tail += rec.size();
+  }
+  kill(server_.pid(), SIGTERM);
+  int acked = 0;
+  for (int i = 0; i < kN; i++) {
+    protocol::Header h;
+    std::string payload;
+    if (!c.ReceiveMessage(&h, &payload, std::chrono::seconds(5)).ok()) break;
+    protocol::CommitAck ack;
+    ASSERT_TRUE(protocol::DecodeCommitAck(
+                    reinterpret_cast<const uint8_t*>(payload.data()),
+                    payload.size(), &ack)
+                    .ok());
+    EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
+    EXPECT_EQ(h.request_id, static_cast<uint32_t>(i));  // in order
+    acked++;
+  }
+  EXPECT_EQ(server_.Wait(), 0);
+  // Everything the server had received was committed and acknowledged.
+  EXPECT_EQ(acked, kN);
+  store::PoolOptions ro;
+  ro.read_only = true;
+  auto pool = store::Pool::Open(pool_, ro);
+  ASSERT_TRUE(pool.ok());
+  auto ks = (*pool)->GetKeyspace("default");
+  ASSERT_TRUE(ks.ok());
+  for (int i = 0; i < acked; i++) {
+    std::string v;
+    EXPECT_TRUE((*ks)->Get("f" + std::to_string(i), &v).ok()) << i;
+  }
+}
+
 TEST_F(ServerLifecycleTest, SigintIsACleanShutdownToo) {
   StartServer();
   kill(server_.pid(), SIGINT);
