@@ -15,9 +15,7 @@
 #ifndef KVBENCH_VERSION
 #define KVBENCH_VERSION "unknown"
 #endif
-#ifndef KVBENCH_GIT_REVISION
-#define KVBENCH_GIT_REVISION "unknown"
-#endif
+#include "git_revision.h"  // generated: KVBENCH_GIT_REVISION
 
 namespace kvbench {
 namespace {
