@@ -22,7 +22,13 @@ Admission::Admission(KeyspaceTable* keyspaces, const AccessKeys* keys,
 
 bool Admission::ParseConnect(const void* data, size_t len, ConnectRequest* out,
                              Refusal* refusal) {
-  if (data == nullptr || len == 0) {
+  // A NIC delivers the private data zero-padded: all zeros is none sent.
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  bool all_zero = true;
+  for (size_t i = 0; data != nullptr && i < len && all_zero; i++) {
+    all_zero = bytes[i] == 0;
+  }
+  if (data == nullptr || len == 0 || all_zero) {
     refusal->admit = protocol::Admit::kMalformed;
     refusal->reason = "no private data (not an rpkv client?)";
     return false;

@@ -46,6 +46,10 @@ TEST(AdmissionTest, ClassifiesEveryRefusal) {
   Refusal r;
   EXPECT_FALSE(Admission::ParseConnect(nullptr, 0, &cr, &r));
   EXPECT_EQ(r.admit, Admit::kMalformed);
+  // All zeros (a NIC pads to 56 bytes) is no private data either.
+  const std::string zeros(56, '\0');
+  EXPECT_EQ(Refused(zeros).admit, Admit::kMalformed);
+  EXPECT_NE(Refused(zeros).reason.find("no private data"), std::string::npos);
   std::string p = Pdata("default");
   EXPECT_EQ(Refused(p.substr(0, 3)).admit, Admit::kMalformed);
   std::string magic = p;
