@@ -66,9 +66,9 @@ struct Message {
   std::string text;
   const char* fixed = nullptr;
   const char* c_str() const { return fixed != nullptr ? fixed : text.c_str(); }
-  void Set(const std::string& s) noexcept {
+  void Set(std::string_view s) noexcept {
     try {
-      text = s;
+      text.assign(s.data(), s.size());
       fixed = nullptr;
     } catch (...) {
       fixed = "out of memory (while recording the error message)";
@@ -93,7 +93,9 @@ struct rpkv {
 namespace {
 
 // Records `text` as the calling thread's message for db and returns rc.
-int Record(const rpkv* db, int rc, const std::string& text) noexcept {
+// Takes a string_view so that passing a literal allocates nothing: Record
+// is what reports running out of memory.
+int Record(const rpkv* db, int rc, std::string_view text) noexcept {
   if (db == nullptr) {
     t_null_handle_message.Set(text);
     return rc;
@@ -114,7 +116,7 @@ int FromStatus(const rpkv* db, const kv::Status& st) noexcept {
   try {
     return Record(db, rc, st.ToString());
   } catch (...) {
-    return Record(db, rc, std::string());
+    return Record(db, rc, "out of memory (while formatting the message)");
   }
 }
 
@@ -126,9 +128,13 @@ int Guard(const rpkv* db, Fn&& fn) noexcept {
   } catch (const std::bad_alloc&) {
     return Record(db, RPKV_E_NOMEM, "out of memory in the rpkv client");
   } catch (const std::exception& e) {
-    return Record(
-        db, RPKV_E_INTERNAL,
-        std::string("internal error in the rpkv client: ") + e.what());
+    try {
+      return Record(
+          db, RPKV_E_INTERNAL,
+          std::string("internal error in the rpkv client: ") + e.what());
+    } catch (...) {
+      return Record(db, RPKV_E_INTERNAL, "internal error in the rpkv client");
+    }
   } catch (...) {
     return Record(db, RPKV_E_INTERNAL,
                   "internal error in the rpkv client: unknown exception");
@@ -140,7 +146,7 @@ int Invalid(const rpkv* db, const char* fn, const char* what) noexcept {
     return Record(db, RPKV_E_INVAL,
                   std::string("invalid_argument: ") + fn + ": " + what);
   } catch (...) {
-    return Record(db, RPKV_E_INVAL, std::string());
+    return Record(db, RPKV_E_INVAL, "invalid argument");
   }
 }
 

@@ -44,6 +44,11 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   return std::unique_ptr<Client>(new Client(options, std::move(*c)));
 }
 
+ClientStats Client::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->engine.stats();
+}
+
 uint32_t Client::max_value_size() const {
   return state_->conn->accept().max_value_size;
 }

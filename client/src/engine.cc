@@ -240,6 +240,7 @@ void Engine::OnMessage(const Connection::Event& e) {
       return;
     }
     refill_error_ = Status::Ok();
+    stats_.refills++;
     st = conn_->InstallGrant(a.grant);
     if (!st.ok()) conn_->Fail(st);
     return;
@@ -283,6 +284,7 @@ void Engine::OnMessage(const Connection::Event& e) {
   }
   op->sequence = a.sequence;
   op->had_previous = (a.flags & pr::kAckHadPrevious) != 0;
+  (op->kind == Op::Kind::kPut ? stats_.puts : stats_.deletes)++;
   if (op->kind == Op::Kind::kPut) {
     CacheSlot(op->key,
               ix::PackSlot({ix::Fingerprint(op->hash),

@@ -67,6 +67,7 @@ class Engine {
   Status Run(const std::vector<Op*>& ops);
 
   void ForgetSlot(std::string_view key) { cache_.erase(std::string(key)); }
+  const ClientStats& stats() const { return stats_; }
 
  private:
   enum class Start { kStarted, kFinished, kWait };
@@ -103,6 +104,7 @@ class Engine {
   size_t arena_used_ = 0;
   int holding_ = 0;  // ops in flight that hold arena bytes
   std::unordered_map<std::string, uint64_t> cache_;
+  ClientStats stats_;
 };
 
 }  // namespace kv

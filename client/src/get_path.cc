@@ -73,6 +73,7 @@ Engine::Start Engine::StartGet(Op* op) {
 }
 
 void Engine::RetryGet(Op* op, const char* why) {
+  stats_.get_retries++;
   if (++op->attempts >= kMaxAttempts) {
     Finish(op, Status::Corruption("get: " + std::string(why) + " after " +
                                   std::to_string(kMaxAttempts) +
@@ -135,12 +136,14 @@ void Engine::GetFromNeighbourhood(Op* op) {
       if (c.found()) {
         op->out.assign(c.view.value.data(), c.view.value.size());
         op->sequence = c.view.header.sequence;
+        stats_.gets_one_round_trip++;
         Finish(op, Status::Ok());
         return;
       }
     }
     ForgetSlot(op->key);  // stale: fall through to the cold path
   }
+  stats_.gets_cold++;
   size_t bytes = 0;
   int reads = 0;
   for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {

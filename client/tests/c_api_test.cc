@@ -12,8 +12,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +23,36 @@
 #include "kv/status.h"
 #include "rpkv/rpkv.h"
 #include "server_process.h"
+
+// Allocation failure on demand, for this test binary only: while
+// t_fail_new is set, operator new in this thread throws std::bad_alloc.
+namespace {
+thread_local bool t_fail_new = false;
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (t_fail_new) throw std::bad_alloc();
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return ::operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+// Every unaligned form, so that nothing is allocated by one allocator and
+// freed by another (ASan checks).
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  if (t_fail_new) return nullptr;
+  return std::malloc(n == 0 ? 1 : n);
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept {
+  return ::operator new(n, t);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
 
 namespace {
 
@@ -85,6 +117,28 @@ TEST(CApiArgsTest, OptionsInitZeroesEveryFieldAndSetsStructSize) {
 
 TEST(CApiArgsTest, VersionIsTheProjectVersion) {
   EXPECT_STREQ(rpkv_version(), "0.1.0");
+}
+
+// No exception reaches C: an allocation failing inside the library is
+// RPKV_E_NOMEM with a message, and the next call works.
+TEST(CApiArgsTest, OutOfMemoryIsNomemNotAnException) {
+  // Long enough that copying it into kv::ClientOptions allocates.
+  const std::string server = "localhost.localdomain.localdomain.localdomain:" +
+                             std::to_string(kv::e2e::PickFreePort());
+  rpkv* db = Garbage();
+  t_fail_new = true;
+  int rc = rpkv_connect(server.c_str(), "default", nullptr, &db);
+  t_fail_new = false;
+  EXPECT_EQ(rc, RPKV_E_NOMEM);
+  EXPECT_EQ(db, nullptr);
+  EXPECT_THAT(rpkv_errmsg(nullptr), HasSubstr("out of memory"));
+  // The same call with memory: as far as finding no server.
+  const std::string local =
+      "127.0.0.1:" + std::to_string(kv::e2e::PickFreePort());
+  EXPECT_EQ(rpkv_connect(local.c_str(), "default", nullptr, &db),
+            RPKV_E_UNAVAILABLE)
+      << rpkv_errmsg(nullptr);
+  EXPECT_EQ(db, nullptr);
 }
 
 TEST(CApiArgsTest, CloseAndFreeAcceptNull) {

@@ -42,6 +42,28 @@ TEST_F(ClientTest, PutGetOverwriteDeleteExists) {
   EXPECT_EQ(got, "yellow");
 }
 
+TEST_F(ClientTest, AWarmGetIsOneRoundTripAColdOneIsNot) {
+  auto c = Open();
+  ASSERT_TRUE(c->Put("warm", "v1").ok());  // the put caches the slot
+  std::string got;
+  ASSERT_TRUE(c->Get("warm", &got).ok());
+  EXPECT_EQ(c->stats().gets_one_round_trip, 1u);
+  EXPECT_EQ(c->stats().gets_cold, 0u);
+  // Another client's update makes the cached slot stale: the get notices
+  // (the neighbourhood no longer holds it), goes cold, returns the new value.
+  auto d = Open();
+  ASSERT_TRUE(d->Put("warm", "v2").ok());
+  ASSERT_TRUE(c->Get("warm", &got).ok());
+  EXPECT_EQ(got, "v2");
+  EXPECT_EQ(c->stats().gets_cold, 1u);
+  // ... and caches what it found: warm again.
+  ASSERT_TRUE(c->Get("warm", &got).ok());
+  EXPECT_EQ(c->stats().gets_one_round_trip, 2u);
+  // A client that never wrote the key starts cold.
+  ASSERT_TRUE(d->Get("pear-never", &got).IsNotFound());
+  EXPECT_EQ(d->stats().gets_cold, 1u);
+}
+
 TEST_F(ClientTest, EdgeSizesAndBinaryBytes) {
   auto c = Open();
   std::string got;

@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "keyspace_sizing.h"
 #include "kv/store/pool.h"
 
 namespace kv::kvadmin {
@@ -107,6 +108,7 @@ int Info(const std::string& path, std::ostream& out, std::ostream& err) {
       << "keyspaces:      " << i.keyspaces << "\n"
       << "free:           " << i.free_bytes << " (" << Human(i.free_bytes)
       << "), largest extent " << Human(i.largest_free) << "\n";
+  PrintRoomForKeyspaces(i, out);
   for (const std::string& n : i.recovery_notes)
     out << "note:           " << n << "\n";
   for (const store::KeyspaceInfo& k : (*pool)->ListKeyspaces()) {
@@ -144,7 +146,11 @@ int KeyspaceCreate(const std::string& path, const std::string& name,
                    std::ostream& err) {
   auto pool = OpenPool(path, false);
   if (!pool.ok()) return Fail(err, pool.status());
-  auto ks = (*pool)->CreateKeyspace(name, options);
+  store::KeyspaceOptions o = options;
+  if (o.log_size == 0) {
+    o.log_size = DefaultLogSize((*pool)->Info().largest_free, o.segment_size);
+  }
+  auto ks = (*pool)->CreateKeyspace(name, o);
   if (!ks.ok()) return Fail(err, ks.status());
   store::KeyspaceInfo k = (*ks)->info();
   out << "created keyspace " << k.name << " (id " << k.id << "): index "

@@ -3,8 +3,8 @@
 //   kvadmin create   --pool=PATH --size=SIZE
 //   kvadmin info     --pool=PATH
 //   kvadmin check    --pool=PATH
-//   kvadmin keyspace create --pool=PATH --name=NAME [options]
-//   kvadmin keyspace drop   --pool=PATH --name=NAME
+//   kvadmin keyspace create --pool=PATH --keyspace=NAME [options]
+//   kvadmin keyspace drop   --pool=PATH --keyspace=NAME
 //   kvadmin keyspace list   --pool=PATH
 //   kvadmin snapshot      --pool=PATH --out=DIR
 //   kvadmin snapshot-info --snapshot=DIR [--format=json]
@@ -19,16 +19,20 @@
 #include <iostream>
 
 #include "commands.h"
+#include "kv/tools/flags.h"
 #include "snapshot_commands.h"
 
 DEFINE_string(pool, "", "pool file or DAX device");
 DEFINE_string(size, "", "pool size for create: bytes or with K/M/G/T suffix");
-DEFINE_string(name, "", "keyspace name: 1..63 bytes of [A-Za-z0-9_.-]");
+DEFINE_string(keyspace, "", "keyspace name: 1..63 bytes of [A-Za-z0-9_.-]");
+DEFINE_string(name, "", "the same as --keyspace");
 DEFINE_uint64(index_capacity, 65536,
               "keyspace create: keys the index is sized for");
 DEFINE_string(segment_size, "4M", "keyspace create: log segment size");
 DEFINE_string(log_size, "0",
-              "keyspace create: log size (0 = the largest free extent)");
+              "keyspace create: log size (0 = a quarter of the largest free "
+              "extent, at least two segments: room is left for more "
+              "keyspaces; kvadmin info shows it)");
 DEFINE_string(max_value_size, "1M", "keyspace create: largest value accepted");
 DEFINE_string(out, "", "snapshot: the new snapshot directory (must not exist)");
 DEFINE_string(snapshot, "", "snapshot-info/verify/restore: snapshot directory");
@@ -49,10 +53,12 @@ constexpr const char* kUsage =
     "stats\n"
     "  kvadmin check    --pool=PATH                 verify every slot and "
     "record\n"
-    "  kvadmin keyspace create --pool=PATH --name=NAME [--index_capacity=N]\n"
+    "  kvadmin keyspace create --pool=PATH --keyspace=NAME "
+    "[--index_capacity=N]\n"
     "                   [--segment_size=SIZE] [--log_size=SIZE] "
     "[--max_value_size=SIZE]\n"
-    "  kvadmin keyspace drop   --pool=PATH --name=NAME\n"
+    "  kvadmin keyspace drop   --pool=PATH --keyspace=NAME   (--name also "
+    "works)\n"
     "  kvadmin keyspace list   --pool=PATH\n"
     "\n"
     "offline metadata snapshots (RocksDB; the pool must not be in use):\n"
@@ -115,15 +121,15 @@ int RunSnapshotCommand(const std::string& cmd) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const kv::tools::ToolUsage usage{.name = "kvadmin", .usage = kUsage};
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ||
-        !strcmp(argv[i], "help") || !strcmp(argv[i], "-help")) {
-      std::cout << kUsage;
+    if (!strcmp(argv[i], "help")) {
+      kv::tools::PrintHelp(std::cout, usage);
       return kv::kvadmin::kExitOk;
     }
   }
-  gflags::SetUsageMessage(kUsage);
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (auto rc = kv::tools::ParseFlags(&argc, &argv, usage)) return *rc;
+  if (FLAGS_keyspace.empty()) FLAGS_keyspace = FLAGS_name;
   if (argc < 2) return Usage("missing command");
   const std::string cmd = argv[1];
   using namespace kv::kvadmin;
@@ -153,10 +159,10 @@ int main(int argc, char** argv) {
     if (sub != "create" && sub != "drop") {
       return Usage("unknown keyspace command '" + sub + "'");
     }
-    if (FLAGS_name.empty())
-      return Usage("keyspace " + sub + " needs --name=NAME");
+    if (FLAGS_keyspace.empty())
+      return Usage("keyspace " + sub + " needs --keyspace=NAME");
     if (sub == "drop")
-      return KeyspaceDrop(FLAGS_pool, FLAGS_name, std::cout, std::cerr);
+      return KeyspaceDrop(FLAGS_pool, FLAGS_keyspace, std::cout, std::cerr);
     kv::store::KeyspaceOptions o;
     uint64_t seg, log, maxv;
     std::string why;
@@ -172,7 +178,7 @@ int main(int argc, char** argv) {
     o.segment_size = static_cast<uint32_t>(seg);
     o.log_size = log;
     o.max_value_size = static_cast<uint32_t>(maxv);
-    return KeyspaceCreate(FLAGS_pool, FLAGS_name, o, std::cout, std::cerr);
+    return KeyspaceCreate(FLAGS_pool, FLAGS_keyspace, o, std::cout, std::cerr);
   }
   if (cmd == "snapshot" || cmd == "snapshot-info" || cmd == "verify" ||
       cmd == "restore") {

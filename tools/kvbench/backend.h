@@ -44,6 +44,10 @@ class Backend {
   // See the file comment. `replies` is resized to requests.size().
   virtual kv::Status Execute(std::span<const Request> requests,
                              std::vector<Reply>* replies) = 0;
+  // One round trip through the server that touches no data (rpkv INFO
+  // ping, Redis PING): the floor under every operation's latency.
+  // Errors: the connection's.
+  virtual kv::Status Ping() = 0;
 };
 
 // Name/value pairs describing the server (version, provider, pool

@@ -212,6 +212,17 @@ idle_cpu() {  # idle_cpu PID: percent of one core
 }
 sleep 1
 IDLE_FILE=$(idle_cpu "$KV_FILE_PID")
+# Measured limits: a loopback round trip through each server (ping on one
+# idle connection, from the get row's median runs) and one device flush
+# (a 4 KiB synchronous write on the pools' file system).
+LIMITS=""
+for w in "${WAITS[@]}" redis; do
+  f_var="FILE_get1_$w"
+  v=""; [ -n "${!f_var}" ] && v=$(jget "${!f_var}" round_trip p50_us)
+  LIMITS+="$w $(fmt "$v") us, "
+done
+FLUSH_US=$(dd if=/dev/zero of="$TMP/flush.bin" bs=4k count=300 oflag=dsync 2>&1 |
+  awk '/copied/ { for (i = 1; i <= NF; i++) if ($i ~ /^s,?$/) s = $(i - 1); printf "%.0f", s * 1e6 / 300 }')
 IDLE_PMEM=$(idle_cpu "$KV_PMEM_PID")
 
 # --- the table ----------------------------------------------------------
@@ -236,6 +247,7 @@ fmt() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else if (v >= 1000) pri
   echo "Redis: hiredis, blocking reads; 'always' = appendonly yes + appendfsync always. File pool = page granularity (durable: msync);"
   echo "cache-line pool = PMEM2_FORCE_GRANULARITY=CACHE_LINE (what a PMem host costs; NOT durable on this disk). cpu = us/op client+server."
   echo "16 in flight = rpkv 2 threads x qd 8 vs Redis 16 connections. Latency of an op at qd > 1 = its whole batch."
+  echo "Measured limits: round trip p50 (ping, one idle connection): ${LIMITS%, }; device flush (4 KiB O_DSYNC write): ${FLUSH_US:-?} us."
   echo
   printf '%-47s' row
   for w in "${WAITS[@]}"; do printf ' %9s' "$w"; done
@@ -272,7 +284,8 @@ fmt() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else if (v >= 1000) pri
   printf '{"machine":{"hostname":"%s","cpus":%d,"kernel":"%s","note":"client and servers on the same machine, shared with other work"},' \
     "$(hostname)" "$(nproc)" "$(uname -sr)"
   printf '"runs":%d,"duration_s":%s,"warmup_s":%s,"keys":%d,"errors":%d,' "$RUNS" "$DURATION" "$WARMUP" "$KEYS" "$ERRORS"
-  printf '"idle_kvserver_cpu_percent":{"file_pool":%s,"cache_line_pool":%s},"rows":[' "$IDLE_FILE" "$IDLE_PMEM"
+  printf '"idle_kvserver_cpu_percent":{"file_pool":%s,"cache_line_pool":%s},' "$IDLE_FILE" "$IDLE_PMEM"
+  printf '"limits":{"round_trip_p50_us":"%s","device_flush_us":%s},"rows":[' "${LIMITS%, }" "${FLUSH_US:-null}"
   first=1
   for r in "${ROWS[@]}"; do
     IFS='|' read -r id title op key dir factor aim <<<"$r"

@@ -71,6 +71,9 @@ DEFINE_bool(progress, true,
 DEFINE_int32(server_pid, 0,
              "pid of the server process on this machine: "
              "its CPU time per operation is reported too");
+DEFINE_uint32(pings, 1000,
+              "round trips (rpkv INFO ping, Redis PING) timed on one idle "
+              "connection before the run: the latency floor");
 DEFINE_string(json, "", "write every figure and the configuration to FILE");
 DEFINE_string(plot, "",
               "render the latency CDF to FILE.svg with gnuplot "
@@ -177,6 +180,7 @@ int main(int argc, char** argv) {
   config.load = FLAGS_load;
   config.progress = FLAGS_progress && isatty(STDERR_FILENO);
   config.server_pid = FLAGS_server_pid;
+  config.pings = FLAGS_pings;
   config.seed = FLAGS_seed;
 
   kvbench::Report report;

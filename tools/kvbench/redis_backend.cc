@@ -67,6 +67,15 @@ class RedisBackend : public Backend {
     return kv::Status::Ok();
   }
 
+  kv::Status Ping() override {
+    ReplyPtr r(static_cast<redisReply*>(redisCommand(c_.get(), "PING")));
+    if (r == nullptr) return ContextError(c_.get());
+    if (r->type != REDIS_REPLY_STATUS) {
+      return kv::Status::Unavailable("redis: PING did not answer PONG");
+    }
+    return kv::Status::Ok();
+  }
+
  private:
   void Append(const Request& q) {
     const char* argv[3];

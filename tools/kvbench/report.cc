@@ -15,9 +15,7 @@
 #ifndef KVBENCH_VERSION
 #define KVBENCH_VERSION "unknown"
 #endif
-#ifndef KVBENCH_GIT_REVISION
-#define KVBENCH_GIT_REVISION "unknown"
-#endif
+#include "git_revision.h"  // generated: KVBENCH_GIT_REVISION
 
 namespace kvbench {
 namespace {
@@ -189,6 +187,11 @@ void WriteConfig(Json* j, const Report& r) {
   j->Int("seed", c.seed);
   j->Str("latency", "issue of a round of qd operations to its last reply");
   j->Num("measured_s", res.seconds);
+  j->Open("round_trip");  // pings on one idle connection before the run
+  j->Int("samples", res.ping.count());
+  j->Num("p50_us", Us(res.ping.Percentile(0.5)));
+  j->Num("p99_us", Us(res.ping.Percentile(0.99)));
+  j->Close();
   j->Open("load_phase");
   j->Bool("ran", c.load);
   j->Int("ops", res.load_ops);
@@ -232,6 +235,12 @@ void PrintTable(const Report& r, std::FILE* out) {
   if (w.value_max != w.value_min) std::fprintf(out, "..%zu", w.value_max);
   std::fprintf(out, " B values | %u thread(s) x qd %u | %.1f s\n", c.threads,
                c.qd, res.seconds);
+  if (res.ping.count() > 0) {
+    std::fprintf(out,
+                 "round trip (ping, one idle connection): p50 %.1f us, p99 "
+                 "%.1f us\n",
+                 Us(res.ping.Percentile(0.5)), Us(res.ping.Percentile(0.99)));
+  }
   std::fprintf(out, "%-8s %10s %11s %9s %9s %9s %9s %9s %7s\n", "op", "ops",
                "ops/s", "p50_us", "p90_us", "p99_us", "p99.9_us", "max_us",
                "errors");

@@ -63,6 +63,8 @@ class RpkvBackend : public Backend {
     return st;
   }
 
+  kv::Status Ping() override { return client_->Ping().status(); }
+
  private:
   kv::Status ExecuteOne(const Request& q, Reply* r) {
     kv::Status st;

@@ -93,6 +93,16 @@ class Worker {
     return kv::Status::Ok();
   }
 
+  // Times n pings (nothing else in flight): the round-trip floor.
+  kv::Status Ping(uint32_t n, Histogram* out) {
+    for (uint32_t i = 0; i < n; i++) {
+      uint64_t t0 = NowNs();
+      KV_RETURN_IF_ERROR(backend_->Ping());
+      out->Record(NowNs() - t0);
+    }
+    return kv::Status::Ok();
+  }
+
   void RunLoop() {
     while (!shared_->fatal.load(std::memory_order_relaxed)) {
       int phase = shared_->phase.load(std::memory_order_acquire);
@@ -310,6 +320,10 @@ kv::Result<RunResult> Run(const RunConfig& config, BackendFactory* factory) {
     for (const kv::Status& st : load_status) KV_RETURN_IF_ERROR(st);
     result.load_ops = keys;
     for (auto& w : workers) w->done.store(0);
+  }
+
+  if (config.pings > 0) {
+    KV_RETURN_IF_ERROR(workers[0]->Ping(config.pings, &result.ping));
   }
 
   shared.finished.store(0);

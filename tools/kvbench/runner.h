@@ -34,6 +34,7 @@ struct RunConfig {
   bool load = true;       // write keys 0..keys-1 before the run
   bool progress = false;  // a progress line on stderr, once a second
   int server_pid = 0;     // > 0: also measure that process's CPU time
+  uint32_t pings = 1000;  // round trips timed on one idle connection first
   uint64_t seed = 1;
 };
 
@@ -54,6 +55,7 @@ struct RunResult {
   double seconds = 0;        // measured interval
   double client_cpu_s = 0;   // this process, during the interval
   double server_cpu_s = -1;  // --server_pid, during it (-1: unknown)
+  Histogram ping;            // ns, one connection, nothing else running
   uint64_t load_ops = 0;
   double load_seconds = 0;
   std::vector<std::string> first_errors;  // up to 5 messages

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "kv/tools/flags.h"
 #include "perf_client.h"
 #include "perf_server.h"
 
@@ -100,12 +101,17 @@ int Server() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "raw RPMA latency/bandwidth\n"
-      "  rpmaperf --mode=server [--addr=A] [--port=P] [--pmem_file=F]\n"
-      "  rpmaperf --mode=client --op=read|write|flush|send|atomic "
-      "[--size=N] [--qd=N] [--seconds=S] [--json]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (auto rc = kv::tools::ParseFlags(
+          &argc, &argv,
+          {.name = "rpmaperf",
+           .usage = "rpmaperf — raw RPMA latency/bandwidth\n\nusage:\n"
+                    "  rpmaperf --mode=server [--addr=A] [--port=P] "
+                    "[--pmem_file=F]\n"
+                    "  rpmaperf --mode=client "
+                    "--op=read|write|flush|send|atomic [--size=N] [--qd=N] "
+                    "[--seconds=S] [--json]\n"})) {
+    return *rc;
+  }
   if (argc > 1)
     return Fail(std::string("unexpected argument '") + argv[1] + "'");
   if (FLAGS_mode == "server") return Server();

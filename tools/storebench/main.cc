@@ -27,6 +27,7 @@
 #include "kv/crc32c.h"
 #include "kv/store/pool.h"
 #include "kv/store/writer.h"
+#include "kv/tools/flags.h"
 
 DEFINE_string(dir, "/tmp/storebench", "scratch directory (wiped)");
 DEFINE_uint64(keys, 200000, "keys preloaded for the get phase");
@@ -98,9 +99,19 @@ void Ratio(const char* what, const Figures& ours, const Figures& theirs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "storebench: rpkv store vs RocksDB (see store/README.md)");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (auto rc = kv::tools::ParseFlags(
+          &argc, &argv,
+          {.name = "storebench",
+           .usage = "storebench — rpkv store vs RocksDB, same machine, same "
+                    "run (see store/README.md)\n\nusage: storebench "
+                    "[flags]\n"})) {
+    return *rc;
+  }
+  if (argc > 1) {
+    fprintf(stderr, "storebench: unexpected argument '%s' (see --help)\n",
+            argv[1]);
+    return kv::tools::kExitUsage;
+  }
   std::vector<int> thread_counts;
   for (size_t p = 0; p < FLAGS_threads.size();) {
     size_t q = FLAGS_threads.find(',', p);

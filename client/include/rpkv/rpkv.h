@@ -53,9 +53,8 @@
  * values are 0..the keyspace's max value size (rpkv_max_value_size());
  * keyspace names are 1..63 bytes of [A-Za-z0-9_.-].
  *
- * The library never writes to stdout/stderr and never throws or aborts on
- * a bad argument: a NULL pointer where an object is required is
- * RPKV_E_INVAL.
+ * No C++ exception ever reaches the caller, and a bad argument never
+ * aborts: a NULL pointer where an object is required is RPKV_E_INVAL.
  */
 #ifndef RPKV_RPKV_H
 #define RPKV_RPKV_H 1

@@ -105,6 +105,16 @@ class Batch {
   std::vector<Entry> ops_;
 };
 
+// What this client has done (not the server's view; gets are one-sided,
+// so only clients can count them).
+struct ClientStats {
+  uint64_t gets_one_round_trip = 0;  // warm: the cached slot was right
+  uint64_t gets_cold = 0;            // neighbourhood, then records
+  uint64_t get_retries = 0;          // restarts (record moved, slot changed)
+  uint64_t puts = 0, deletes = 0;    // acknowledged by the server
+  uint64_t refills = 0;              // grants replaced
+};
+
 class Connection;
 class ClientState;
 
@@ -163,6 +173,7 @@ class Client {
   // Round-trip time of one small message exchange with the server.
   Result<std::chrono::nanoseconds> Ping();
 
+  ClientStats stats() const;
   const ClientOptions& options() const { return options_; }
   uint32_t max_value_size() const;
 

@@ -1,0 +1,76 @@
+// The default keyspace log size leaves room for more keyspaces; kvadmin
+// info says how much; kvadmin's --help and flag errors follow the shared
+// tool rule (kv_tool_flags).
+#include "keyspace_sizing.h"
+
+#include <gtest/gtest.h>
+
+#include "kvadmin_test_util.h"
+
+namespace kv::kvadmin {
+namespace {
+
+using testing::Kvadmin;
+using testing::Outcome;
+using KvadminSizingTest = testing::KvadminDirTest;
+
+TEST(DefaultLogSizeTest, AQuarterInWholeSegmentsAtLeastTwo) {
+  constexpr uint32_t kSeg = 4 << 20;
+  EXPECT_EQ(DefaultLogSize(1ull << 30, kSeg), 256ull << 20);
+  EXPECT_EQ(DefaultLogSize((1ull << 30) + 5, kSeg), 256ull << 20);
+  EXPECT_EQ(DefaultLogSize(100ull << 20, kSeg), 24ull << 20);
+  EXPECT_EQ(DefaultLogSize(10ull << 20, kSeg), 8ull << 20);
+  EXPECT_EQ(DefaultLogSize(0, kSeg), 8ull << 20);
+}
+
+TEST_F(KvadminSizingTest, DefaultKeyspacesLeaveRoomForMore) {
+  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=1G").code, 0);
+  Outcome r = Kvadmin("info --pool=" + pool_);
+  EXPECT_NE(r.out.find("new keyspace:   room for a log of up to"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("without --log_size gives 252.0 MiB"), std::string::npos)
+      << r.out;
+  r = Kvadmin("keyspace create --pool=" + pool_ + " --keyspace=default");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("log 252.0 MiB"), std::string::npos) << r.out;
+  // --name still works; the second and third keyspace fit too.
+  r = Kvadmin("keyspace create --pool=" + pool_ + " --name=second");
+  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(
+      Kvadmin("keyspace create --pool=" + pool_ + " --keyspace=third").code, 0);
+  r = Kvadmin("keyspace list --pool=" + pool_);
+  EXPECT_EQ(testing::CountLines(r.out, "second\t"), 1) << r.out;
+  EXPECT_EQ(testing::CountLines(r.out, "third\t"), 1) << r.out;
+  r = Kvadmin("info --pool=" + pool_);
+  EXPECT_NE(r.out.find("new keyspace:   room for a log of up to"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(KvadminSizingTest, InfoSaysWhenNothingFits) {
+  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=16M").code, 0);
+  ASSERT_EQ(Kvadmin("keyspace create --pool=" + pool_ +
+                    " --keyspace=all --log_size=12M")
+                .code,
+            0);
+  Outcome r = Kvadmin("info --pool=" + pool_);
+  EXPECT_NE(r.out.find("new keyspace:   no room (needs"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(KvadminSizingTest, HelpShowsOwnFlagsAndUnknownFlagsExitTwo) {
+  Outcome r = Kvadmin("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--keyspace=string"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--log_size=string"), std::string::npos);
+  EXPECT_EQ(r.out.find("flagfile"), std::string::npos) << r.out;
+  r = Kvadmin("info --pool=" + pool_ + " --bogus");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("kvadmin: unknown flag --bogus"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(Kvadmin("info --index_capacity=lots").code, 2);
+}
+
+}  // namespace
+}  // namespace kv::kvadmin

@@ -1,0 +1,36 @@
+// kvcli's commands: the table (names, arguments, help) that the shell's
+// completion and `help` read, and the dispatcher that runs one tokenized
+// line against a Session and prints its reply through an Output.
+//
+// Thread-safety: the table is immutable; Run* calls one per thread.
+#ifndef KV_TOOLS_KVCLI_COMMANDS_H_
+#define KV_TOOLS_KVCLI_COMMANDS_H_
+
+#include <string_view>
+#include <vector>
+
+#include "output.h"
+#include "session.h"
+#include "tokenizer.h"
+
+namespace kv::kvcli {
+
+struct CommandInfo {
+  std::string_view name;
+  std::string_view args;     // "KEY VALUE"
+  std::string_view summary;  // one line for `help`
+};
+
+// Every command, in the order `help` lists them.
+const std::vector<CommandInfo>& CommandTable();
+
+// Runs one command line already split into tokens (an empty line does
+// nothing and returns 0). Prints the reply; returns the exit code (0 ok,
+// 1 not found, 2 usage error, 3 connection or server error). Sets *quit
+// for quit/exit.
+int RunCommand(Session* session, Output* out, const std::vector<Token>& line,
+               bool* quit);
+
+}  // namespace kv::kvcli
+
+#endif  // KV_TOOLS_KVCLI_COMMANDS_H_

@@ -1,0 +1,472 @@
+// kvcli end to end: one-shot, script and interactive mode (through a real
+// pseudo-terminal), every exit code, history across sessions, completion,
+// Ctrl-D, quoting and binary values.
+//
+// Built twice: kvcli_test runs build/bin/kvcli against a real kvserver on
+// 127.0.0.1 (KVSERVER_PATH); kvcli_shell_test runs kvcli_fake, the same
+// shell over an in-process fake client (testing/fake_client.cc), so the
+// shell mechanics are tested even where no server can run. Tests that need
+// what only a server gives (keys surviving between processes) skip there.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "testing/pty_session.h"
+#include "testing/run_process.h"
+#ifdef KVSERVER_PATH
+#include "server_process.h"  // tests/e2e: a real kvserver on a free port
+#endif
+
+#ifndef KVCLI_PATH
+#error "KVCLI_PATH must name the kvcli binary under test"
+#endif
+
+namespace kv::kvcli {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::MakeTempDir;
+using testing::ProcessResult;
+using testing::PtySession;
+using testing::ReadFile;
+using testing::RemoveTree;
+using testing::RunProcess;
+using testing::WriteFile;
+
+#ifdef KVSERVER_PATH
+constexpr bool kRealServer = true;
+#else
+constexpr bool kRealServer = false;
+#endif
+
+class KvcliTest : public ::testing::Test {
+ protected:
+  // A fresh kvserver per test (it creates its pool with keyspace
+  // "default"; --allow_create for the --create test).
+  void SetUp() override {
+    home_ = MakeTempDir("kvcli-home");
+    ASSERT_FALSE(home_.empty());
+#ifdef KVSERVER_PATH
+    Status st = server_.Start(
+        {"--pool=" + home_ + "/pool", "--pool_size=64M", "--allow_create"});
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    address_ = server_.address();
+#else
+    address_ = "127.0.0.1:7400";
+#endif
+  }
+  void TearDown() override {
+#ifdef KVSERVER_PATH
+    if (server_.running()) EXPECT_EQ(server_.Stop(), 0);
+#endif
+    RemoveTree(home_);
+  }
+
+  std::vector<std::string> Flags() const {
+    return {"--server=" + address_, "--keyspace=" + keyspace_};
+  }
+  std::vector<std::string> Env() const { return {"HOME=" + home_}; }
+  // Runs kvcli with Flags() + args; stdin from `input` (script mode when
+  // args are empty).
+  ProcessResult Cli(std::vector<std::string> args,
+                    const std::string& input = "",
+                    std::vector<std::string> flags = {}) const {
+    std::vector<std::string> argv = {KVCLI_PATH};
+    for (const auto& f : Flags()) argv.push_back(f);
+    for (const auto& f : flags) argv.push_back(f);
+    for (auto& a : args) argv.push_back(a);
+    return RunProcess(argv, input, Env());
+  }
+  // A server address nothing listens on.
+  std::string DeadAddress() const {
+#ifdef KVSERVER_PATH
+    return "127.0.0.1:" + std::to_string(e2e::PickFreePort());
+#else
+    return "127.0.0.1:1";
+#endif
+  }
+  std::string Prompt() const { return address_ + "/" + keyspace_ + "> "; }
+  // Starts the shell on a pty and waits for its first prompt.
+  void StartShell(PtySession* pty, std::vector<std::string> flags = {}) {
+    std::vector<std::string> argv = {KVCLI_PATH};
+    for (const auto& f : Flags()) argv.push_back(f);
+    for (auto& f : flags) argv.push_back(f);
+    ASSERT_TRUE(pty->Start(argv, Env()));
+  }
+
+#ifdef KVSERVER_PATH
+  e2e::ServerProcess server_;
+#endif
+  std::string address_, home_, keyspace_ = "default";
+};
+
+// ---------------------------------------------------------------- --help
+
+TEST_F(KvcliTest, HelpShowsUsageOwnFlagsAndExitCodes) {
+  ProcessResult r = RunProcess({KVCLI_PATH, "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("exit codes: 0 ok, 1 not found, 2 usage error, 3 "
+                       "connection or server error"),
+            std::string::npos)
+      << r.out;
+  for (const char* flag : {"--server=string", "--keyspace=string", "--create",
+                           "--access_key=string", "--format=string", "--raw"}) {
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_EQ(r.out.find("flagfile"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+// --------------------------------------------------------- exit code 2
+
+TEST_F(KvcliTest, UsageErrorsExitTwo) {
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> flags;
+    const char* err;
+  } cases[] = {
+      {{}, {"--bogus"}, "kvcli: unknown flag --bogus (see kvcli --help)"},
+      {{}, {"--format=xml"}, "--format must be text or json"},
+      {{}, {"--timeout_ms=soon"}, "invalid value 'soon' for --timeout_ms"},
+      {{"frob"}, {}, "error: invalid_argument: unknown command 'frob'"},
+      {{"get"}, {}, "usage: get KEY"},
+      {{"put", "k"}, {}, "usage: put KEY VALUE"},
+      {{"mput", "a", "1", "b"}, {}, "usage: mput KEY VALUE"},
+      {{"scan", "p", "many"}, {}, "scan LIMIT must be a number"},
+      {{"put", "k", "@/nonexistent/file"},
+       {},
+       "cannot read @/nonexistent/file"},
+  };
+  for (const Case& c : cases) {
+    ProcessResult r = Cli(c.args, "", c.flags);
+    EXPECT_EQ(r.code, 2) << c.err << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.err), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << c.err;
+  }
+}
+
+// --------------------------------------------------------- exit code 3
+
+TEST_F(KvcliTest, ServerNotRunningExitsThreeWithHint) {
+  const std::string dead = DeadAddress();
+  ProcessResult r =
+      RunProcess({KVCLI_PATH, "--server=" + dead, "get", "k"}, "", Env());
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("error: unavailable: cannot connect to " + dead),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("hint: start a server: bash tools/run.sh"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(KvcliTest, UnknownKeyspaceExitsThreeAndNamesCreate) {
+  ProcessResult r = RunProcess(
+      {KVCLI_PATH, "--server=" + address_, "--keyspace=missing", "get", "k"},
+      "", Env());
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("error: not_found: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("missing"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--create"), std::string::npos) << r.err;
+}
+
+TEST_F(KvcliTest, HelpNeedsNoServer) {
+  ProcessResult r = RunProcess(
+      {KVCLI_PATH, "--server=" + DeadAddress(), "help", "put"}, "", Env());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("usage: put KEY VALUE"), std::string::npos) << r.out;
+}
+
+// ---------------------------------------------------- one-shot, 0 and 1
+
+TEST_F(KvcliTest, OneShotNotFoundExitsOne) {
+  ProcessResult r = Cli({"get", "absent"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.out, "");  // stdout is not a terminal: only values go there
+  EXPECT_EQ(r.err, "(not found)\n");
+  r = Cli({"exists", "absent"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.out, "false\n");
+}
+
+TEST_F(KvcliTest, OneShotPutThenGetInAnotherProcess) {
+  if (!kRealServer) GTEST_SKIP() << "needs a server to keep the key";
+  ProcessResult r = Cli({"put", "k", "-1 with spaces"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "OK\n");
+  r = Cli({"get", "k"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "-1 with spaces\n");
+  r = Cli({"exists", "k"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "true\n");
+  r = Cli({"del", "k"});
+  EXPECT_EQ(r.code, 0);
+  r = Cli({"get", "k"});
+  EXPECT_EQ(r.code, 1);
+}
+
+TEST_F(KvcliTest, OneShotValueFromFileAndRawOutput) {
+  if (!kRealServer) GTEST_SKIP() << "needs a server to keep the key";
+  std::string bin;
+  for (int i = 0; i < 512; i++) bin += static_cast<char>(i * 7);
+  WriteFile(home_ + "/v.bin", bin);
+  ASSERT_EQ(Cli({"put", "bin", "@" + home_ + "/v.bin"}).code, 0);
+  ProcessResult r = Cli({"get", "bin"}, "", {"--raw"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, bin);
+  r = Cli({"get", "bin"}, "", {"--format=json"});
+  EXPECT_NE(r.out.find("\"value_base64\":"), std::string::npos) << r.out;
+  // \@ is a literal @.
+  ASSERT_EQ(Cli({"put", "at", "\\@home"}).code, 0);
+  EXPECT_EQ(Cli({"get", "at"}).out, "@home\n");
+}
+
+TEST_F(KvcliTest, ValueTooLargeIsUsageErrorWithTheLimit) {
+  WriteFile(home_ + "/big", std::string(kRealServer ? (2u << 20) : 2000, 'x'));
+  ProcessResult r = Cli({}, "put big @" + home_ + "/big\n");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("error: invalid_argument: "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(kRealServer ? "1048576" : "1024"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(KvcliTest, CreateFlagCreatesTheKeyspace) {
+  ProcessResult r =
+      RunProcess({KVCLI_PATH, "--server=" + address_, "--keyspace=fresh",
+                  "--create", "put", "k", "v"},
+                 "", Env());
+  ASSERT_EQ(r.code, 0) << r.err;
+  if (!kRealServer) return;  // the fake keeps nothing between processes
+  r = RunProcess(
+      {KVCLI_PATH, "--server=" + address_, "--keyspace=fresh", "get", "k"}, "",
+      Env());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "v\n");
+}
+
+TEST_F(KvcliTest, AccessKeyMissingOrWrongExitsThreeWithHint) {
+  std::string keyspace = "secret";  // the fake wants key "k" for it
+#ifdef KVSERVER_PATH
+  keyspace = "default";
+  ASSERT_EQ(server_.Stop(), 0);
+  const std::string keys = home_ + "/access_keys";
+  WriteFile(keys, "default k\n");
+  chmod(keys.c_str(), 0600);
+  Status st =
+      server_.Start({"--pool=" + home_ + "/pool", "--access_keys=" + keys});
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  address_ = server_.address();
+#endif
+  const std::vector<std::string> base = {KVCLI_PATH, "--server=" + address_,
+                                         "--keyspace=" + keyspace};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> argv = base;
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+  };
+  ProcessResult r = RunProcess(with({"ping"}), "", Env());
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("error: permission_denied: "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("hint: this keyspace needs an access key: "
+                       "--access_key=KEY or RPKV_ACCESS_KEY=KEY"),
+            std::string::npos)
+      << r.err;
+  r = RunProcess(with({"--access_key=wrong", "ping"}), "", Env());
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("hint: check the key given with --access_key"),
+            std::string::npos)
+      << r.err;
+  r = RunProcess(with({"--access_key=k", "ping"}), "", Env());
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> env = Env();
+  env.push_back("RPKV_ACCESS_KEY=k");
+  r = RunProcess(with({"ping"}), "", env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("PONG ", 0), 0u) << r.out;
+}
+
+// ---------------------------------------------------------------- script
+
+TEST_F(KvcliTest, ScriptModeRunsEveryLineWithoutPrompt) {
+  ProcessResult r = Cli({},
+                        "# a comment\n"
+                        "put k1 v1\n"
+                        "put \"key two\" 'value two'\n"
+                        "put bin \"a\\x00b\"\n"
+                        "\n"
+                        "get k1\n"
+                        "get \"key two\"\n"
+                        "mput m1 x m2 y\n"
+                        "mget m1 absent m2\n"
+                        "del k1\n"
+                        "exists k1\n"
+                        "scan m\n");
+  EXPECT_EQ(r.code, 1) << r.err;  // exists k1 → 1 is the highest
+  EXPECT_EQ(r.out,
+            "OK\nOK\nOK\n"
+            "v1\n"
+            "value two\n"
+            "OK (2 keys)\n"
+            "x\n(not found)\ny\n"
+            "OK\n"
+            "false\n"
+            "m1 x\nm2 y\n")
+      << r.out;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out.find("> "), std::string::npos);  // no prompt
+  EXPECT_FALSE(std::ifstream(home_ + "/.rpkv_history").good());
+}
+
+TEST_F(KvcliTest, ScriptExitCodeIsTheHighestAndBadLinesAreUsageErrors) {
+  ProcessResult r = Cli({}, "put a 1\nput \"unterminated\nget a\n");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "OK\n1\n");
+  EXPECT_NE(r.err.find("unterminated \" quote at column 5"), std::string::npos)
+      << r.err;
+  r = Cli({}, "get nope\nquit\nput never 1\n");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(Cli({}, "exists never\n").code, 1);
+}
+
+TEST_F(KvcliTest, JsonIsOneObjectPerReply) {
+  ProcessResult r = Cli({}, "put k v\nget k\nget nope\nmget k nope\nping\n",
+                        {"--format=json"});
+  EXPECT_EQ(r.code, 1);
+  std::vector<std::string> lines;
+  for (size_t p = 0; p < r.out.size();) {
+    size_t q = r.out.find('\n', p);
+    lines.push_back(r.out.substr(p, q - p));
+    p = q + 1;
+  }
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  EXPECT_EQ(lines[0].rfind(R"({"command":"put","status":"ok","version":)", 0),
+            0u);
+  EXPECT_EQ(lines[1],
+            R"({"command":"get","status":"ok","key":"k","value":"v"})");
+  EXPECT_EQ(lines[2], R"({"command":"get","status":"not_found","key":"nope"})");
+  EXPECT_EQ(lines[3], R"({"command":"mget","status":"ok","results":[)"
+                      R"({"key":"k","status":"ok","value":"v"},)"
+                      R"({"key":"nope","status":"not_found"}]})");
+  EXPECT_EQ(lines[4].rfind(R"({"command":"ping","status":"ok","rtt_us":)", 0),
+            0u);
+  EXPECT_EQ(r.err, "");
+}
+
+// ----------------------------------------------------------- interactive
+
+TEST_F(KvcliTest, InteractivePromptPutGetAndCtrlD) {
+  PtySession pty;
+  StartShell(&pty);
+  ASSERT_TRUE(pty.Expect(Prompt())) << pty.transcript();
+  pty.Type("put greeting \"hello world\"\r");
+  ASSERT_TRUE(pty.Expect("OK")) << pty.transcript();
+  ASSERT_TRUE(pty.Expect(Prompt()));
+  pty.Type("get greeting\r");
+  ASSERT_TRUE(pty.Expect("hello world")) << pty.transcript();
+  pty.Type("put b \"a\\x00\\x1b[2Jb\"\r");
+  ASSERT_TRUE(pty.Expect("OK"));
+  pty.Type("get b\r");  // binary is shown escaped on a terminal
+  ASSERT_TRUE(pty.Expect("\"a\\x00\\x1b[2Jb\"")) << pty.transcript();
+  pty.Type("get nope\r");
+  ASSERT_TRUE(pty.Expect("(not found)")) << pty.transcript();
+  pty.Type("frob\r");
+  ASSERT_TRUE(pty.Expect("unknown command 'frob' (type help)"));
+  ASSERT_TRUE(pty.Expect(Prompt()));
+  pty.Type("\x04");  // Ctrl-D on an empty line leaves
+  EXPECT_EQ(pty.Wait(), 0) << pty.transcript();
+}
+
+TEST_F(KvcliTest, InteractiveQuitAndExit) {
+  for (const char* word : {"quit", "exit"}) {
+    PtySession pty;
+    StartShell(&pty);
+    ASSERT_TRUE(pty.Expect(Prompt()));
+    pty.Type(std::string(word) + "\r");
+    EXPECT_EQ(pty.Wait(), 0) << word << pty.transcript();
+  }
+}
+
+TEST_F(KvcliTest, InteractiveTabCompletesCommands) {
+  PtySession pty;
+  StartShell(&pty);
+  ASSERT_TRUE(pty.Expect(Prompt()));
+  pty.Type("pi\t");
+  ASSERT_TRUE(pty.Expect("ng")) << pty.transcript();
+  pty.Type("\r");
+  ASSERT_TRUE(pty.Expect("PONG ")) << pty.transcript();
+  ASSERT_TRUE(pty.Expect(Prompt()));
+  pty.Type("help ke\t");
+  ASSERT_TRUE(pty.Expect("yspaces")) << pty.transcript();
+  pty.Type("\r");
+  ASSERT_TRUE(pty.Expect("usage: keyspaces")) << pty.transcript();
+  ASSERT_TRUE(pty.Expect(Prompt()));
+  pty.Type("quit\r");
+  EXPECT_EQ(pty.Wait(), 0);
+}
+
+TEST_F(KvcliTest, InteractiveHistorySurvivesSessions) {
+  {
+    PtySession pty;
+    StartShell(&pty);
+    ASSERT_TRUE(pty.Expect(Prompt()));
+    pty.Type("put remembered 42\r");
+    ASSERT_TRUE(pty.Expect("OK"));
+    ASSERT_TRUE(pty.Expect(Prompt()));
+    pty.Type("\x04");
+    ASSERT_EQ(pty.Wait(), 0);
+  }
+  const std::string history = ReadFile(home_ + "/.rpkv_history");
+  EXPECT_NE(history.find("remembered"), std::string::npos) << history;
+  struct stat st;
+  ASSERT_EQ(stat((home_ + "/.rpkv_history").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u) << "history may hold values: owner only";
+  PtySession pty;
+  StartShell(&pty);
+  ASSERT_TRUE(pty.Expect(Prompt()));
+  pty.Type("\x1b[A");  // up arrow recalls the last session's line
+  ASSERT_TRUE(pty.Expect("put remembered 42")) << pty.transcript();
+  pty.Type("\r");
+  ASSERT_TRUE(pty.Expect("OK")) << pty.transcript();
+  pty.Type("quit\r");
+  EXPECT_EQ(pty.Wait(), 0);
+}
+
+TEST_F(KvcliTest, InteractiveWithoutServerSaysSoAndStillHelps) {
+  const std::string dead = DeadAddress();
+  PtySession pty;
+  ASSERT_TRUE(pty.Start({KVCLI_PATH, "--server=" + dead}, Env()));
+  ASSERT_TRUE(pty.Expect("cannot connect to " + dead)) << pty.transcript();
+  ASSERT_TRUE(pty.Expect("hint: ")) << pty.transcript();
+  ASSERT_TRUE(pty.Expect(dead + "/default (not connected)> "))
+      << pty.transcript();
+  pty.Type("help\r");
+  ASSERT_TRUE(pty.Expect("quit")) << pty.transcript();
+  pty.Type("get k\r");
+  ASSERT_TRUE(pty.Expect("cannot connect to " + dead)) << pty.transcript();
+  pty.Type("quit\r");
+  EXPECT_EQ(pty.Wait(), 0);
+}
+
+TEST_F(KvcliTest, InteractiveUseSwitchesKeyspaceAndPrompt) {
+  PtySession pty;
+  StartShell(&pty);
+  ASSERT_TRUE(pty.Expect(Prompt()));
+  pty.Type("put k here\r");
+  ASSERT_TRUE(pty.Expect("OK"));
+  pty.Type("use missing\r");  // a failed use keeps the current keyspace
+  ASSERT_TRUE(pty.Expect("--create")) << pty.transcript();
+  ASSERT_TRUE(pty.Expect(Prompt())) << pty.transcript();
+  pty.Type("get k\r");
+  ASSERT_TRUE(pty.Expect("here")) << pty.transcript();
+  pty.Type("quit\r");
+  EXPECT_EQ(pty.Wait(), 0);
+}
+
+}  // namespace
+}  // namespace kv::kvcli

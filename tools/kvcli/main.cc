@@ -1,0 +1,119 @@
+// kvcli — the rpkv shell.
+//
+//   kvcli [flags]                      interactive shell (stdin a terminal)
+//   kvcli [flags] < commands.txt       script mode (stdin not a terminal)
+//   kvcli [flags] COMMAND [ARGS…]      one command, then exit
+#include <gflags/gflags.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "commands.h"
+#include "kv/tools/flags.h"
+#include "shell.h"
+
+DEFINE_string(server, "127.0.0.1:7400", "kvserver address, HOST:PORT");
+DEFINE_string(keyspace, "default", "keyspace to use");
+DEFINE_bool(create, false,
+            "create the keyspace if it does not exist (kvserver needs "
+            "--allow_create)");
+DEFINE_string(access_key, "",
+              "the keyspace's access key (default: $RPKV_ACCESS_KEY)");
+DEFINE_string(format, "text", "text, or json (one object per reply)");
+DEFINE_bool(raw, false, "print values' bytes exactly: no escaping, no newline");
+DEFINE_uint32(connect_timeout_ms, 5000, "connect timeout");
+DEFINE_uint32(timeout_ms, 10000, "per-operation timeout");
+DEFINE_string(history, "",
+              "history file of the interactive shell (default "
+              "~/.rpkv_history; 'none' keeps none)");
+
+namespace {
+
+constexpr const char* kUsage =
+    "kvcli — the rpkv shell: put, get and scan keys of a kvserver keyspace.\n"
+    "\n"
+    "usage:\n"
+    "  kvcli [flags]                   interactive shell (history, Tab "
+    "completion)\n"
+    "  kvcli [flags] < FILE            script: one command per line, no "
+    "prompt\n"
+    "  kvcli [flags] COMMAND [ARG…]    one command, e.g.\n"
+    "        kvcli --server=127.0.0.1:7400 --keyspace=default get k\n"
+    "\n"
+    "commands: put KEY VALUE, get KEY, del KEY, exists KEY, mput K V [K V…],\n"
+    "  mget K [K…], scan [PREFIX [LIMIT]], use KEYSPACE, keyspaces, stats, "
+    "ping,\n"
+    "  info, help [COMMAND], quit (type help in the shell for details)\n"
+    "values: \"a b\", 'a b', escapes \\x00 \\n \\t \\\\ in the shell and "
+    "scripts;\n"
+    "  @PATH reads the value from a file. One-shot arguments are taken as "
+    "your\n"
+    "  shell passes them, but a leading @ still reads a file (\\@ is a "
+    "literal @).\n"
+    "\n"
+    "exit codes: 0 ok, 1 not found, 2 usage error, 3 connection or server "
+    "error\n"
+    "  (script mode: the highest of its commands)\n";
+
+kv::kvcli::Token ArgToken(const char* arg) {
+  kv::kvcli::Token t;
+  t.text = arg;
+  if (t.text.size() > 1 && t.text[0] == '\\' && t.text[1] == '@') {
+    t.text.erase(0, 1);
+  } else if (!t.text.empty() && t.text[0] == '@') {
+    t.text.erase(0, 1);
+    t.from_file = true;
+  }
+  return t;
+}
+
+int UsageError(const std::string& what) {
+  std::cerr << "kvcli: " << what << " (see kvcli --help)\n";
+  return kv::tools::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (auto rc = kv::tools::ParseFlags(&argc, &argv,
+                                      {.name = "kvcli",
+                                       .usage = kUsage,
+                                       .flags_before_positionals = true})) {
+    return *rc;
+  }
+  using namespace kv::kvcli;
+  if (FLAGS_format != "text" && FLAGS_format != "json") {
+    return UsageError("--format must be text or json, not '" + FLAGS_format +
+                      "'");
+  }
+  kv::ClientOptions co;
+  co.server = FLAGS_server;
+  co.keyspace = FLAGS_keyspace;
+  co.create_if_missing = FLAGS_create;
+  co.access_key = FLAGS_access_key;
+  if (co.access_key.empty() && getenv("RPKV_ACCESS_KEY") != nullptr) {
+    co.access_key = getenv("RPKV_ACCESS_KEY");
+  }
+  co.connect_timeout = std::chrono::milliseconds(FLAGS_connect_timeout_ms);
+  co.op_timeout = std::chrono::milliseconds(FLAGS_timeout_ms);
+  // co.wait stays kAdaptive: a short spin then sleep, so an idle shell
+  // uses no CPU and ping still shows the real round trip.
+  Session session(co);
+  Output out({.format = FLAGS_format == "json" ? Format::kJson : Format::kText,
+              .raw = FLAGS_raw,
+              .stdout_tty = isatty(STDOUT_FILENO) == 1},
+             std::cout, std::cerr);
+
+  if (argc > 1) {
+    std::vector<Token> line;
+    for (int i = 1; i < argc; i++) line.push_back(ArgToken(argv[i]));
+    bool quit = false;
+    return RunCommand(&session, &out, line, &quit);
+  }
+  if (isatty(STDIN_FILENO) != 1) return RunScript(&session, &out, std::cin);
+  std::string history = FLAGS_history.empty()     ? DefaultHistoryPath()
+                        : FLAGS_history == "none" ? ""
+                                                  : FLAGS_history;
+  return RunInteractive(&session, &out, history);
+}

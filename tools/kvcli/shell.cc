@@ -1,0 +1,152 @@
+#include "shell.h"
+
+#include <editline/readline.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+#include "commands.h"
+#include "tokenizer.h"
+
+namespace kv::kvcli {
+namespace {
+
+constexpr int kHistoryLines = 1000;
+
+// Tokenizes and runs one line; a line that does not tokenize is a usage
+// error printed through `out`.
+int RunLine(Session* session, Output* out, const std::string& line,
+            bool* quit) {
+  auto tokens = Tokenize(line);
+  if (!tokens.ok()) {
+    Reply r;
+    r.status = tokens.status();
+    r.exit_code = 2;
+    return out->Print("", r);
+  }
+  return RunCommand(session, out, *tokens, quit);
+}
+
+// libedit's completion callbacks are plain functions: the words they offer
+// live here for the duration of one completion.
+std::vector<std::string>* g_candidates = nullptr;
+Session* g_session = nullptr;
+
+char* NextCandidate(const char* text, int state) {
+  static size_t next;
+  if (state == 0) next = 0;
+  const size_t len = strlen(text);
+  while (g_candidates != nullptr && next < g_candidates->size()) {
+    const std::string& c = (*g_candidates)[next++];
+    if (c.compare(0, len, text) == 0) return strdup(c.c_str());
+  }
+  return nullptr;
+}
+
+// Keyspace names for `use`, asked of the server only when connected (a
+// completion never waits on a connect).
+std::vector<std::string> KeyspaceNames() {
+  std::vector<std::string> names;
+  Reply r;
+  if (g_session == nullptr || !g_session->connected()) return names;
+  auto text = g_session->Connected(&r)->Info(Client::InfoTopic::kKeyspaces);
+  if (!text.ok()) return names;
+  std::istringstream in(*text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) names.push_back(line);
+  }
+  return names;
+}
+
+char** Complete(const char* text, int start, int /*end*/) {
+  rl_attempted_completion_over = 1;  // never fall back to file names
+  static std::vector<std::string> candidates;
+  candidates.clear();
+  std::istringstream before(std::string(rl_line_buffer, start));
+  std::vector<std::string> words;
+  for (std::string w; before >> w;) words.push_back(w);
+  if (words.empty() || (words.size() == 1 && words[0] == "help")) {
+    for (const CommandInfo& c : CommandTable()) {
+      candidates.emplace_back(c.name);
+    }
+  } else if (words.size() == 1 && words[0] == "use") {
+    candidates = KeyspaceNames();
+  } else {
+    return nullptr;
+  }
+  g_candidates = &candidates;
+  return rl_completion_matches(text, NextCandidate);
+}
+
+void SaveHistory(const std::string& path) {
+  if (path.empty()) return;
+  // Values typed at the prompt may be secrets: the file is the user's only.
+  const mode_t old = umask(077);
+  write_history(path.c_str());
+  umask(old);
+}
+
+}  // namespace
+
+std::string DefaultHistoryPath() {
+  const char* home = getenv("HOME");
+  if (home == nullptr || *home == '\0') {
+    const passwd* pw = getpwuid(getuid());
+    home = pw != nullptr ? pw->pw_dir : nullptr;
+  }
+  if (home == nullptr || *home == '\0') return "";
+  return std::string(home) + "/.rpkv_history";
+}
+
+int RunInteractive(Session* session, Output* out,
+                   const std::string& history_path) {
+  rl_readline_name = "kvcli";
+  rl_attempted_completion_function = Complete;
+  g_session = session;
+  rl_initialize();
+  stifle_history(kHistoryLines);
+  if (!history_path.empty()) read_history(history_path.c_str());
+
+  // Connect up front so that a server that is not there is said at once
+  // (the shell still opens; each command tries again).
+  Reply r;
+  if (session->Connected(&r) == nullptr) out->Print("connect", r);
+
+  bool quit = false;
+  while (!quit) {
+    const std::string prompt = session->Prompt();
+    char* raw = readline(prompt.c_str());
+    if (raw == nullptr) {  // Ctrl-D
+      std::cout << "\n" << std::flush;
+      break;
+    }
+    std::string line(raw);
+    free(raw);
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    add_history(line.c_str());
+    SaveHistory(history_path);
+    RunLine(session, out, line, &quit);
+  }
+  g_session = nullptr;
+  return 0;
+}
+
+int RunScript(Session* session, Output* out, std::istream& in) {
+  int worst = 0;
+  bool quit = false;
+  std::string line;
+  while (!quit && std::getline(in, line)) {
+    const int rc = RunLine(session, out, line, &quit);
+    if (rc > worst) worst = rc;
+  }
+  return worst;
+}
+
+}  // namespace kv::kvcli

@@ -1,0 +1,153 @@
+// An in-process stand-in for kv::Client (one std::map per process), so
+// that kvcli's shell mechanics — prompt, history, completion, Ctrl-D,
+// quoting, exit codes — are tested without a server (kvcli_fake). Real
+// client behaviour is tested against kvserver in kvcli_test.
+//
+// Fakes the client's documented errors the shell reacts to: a server
+// address with port 1 refuses ("connection refused — is kvserver
+// running?"), keyspace "missing" does not exist unless create_if_missing,
+// keyspace "secret" wants access key "k", values over 1 KiB are too large.
+#include <map>
+#include <mutex>
+
+#include "kv/client/client.h"
+
+namespace kv {
+
+// The fake touches only what client.h declares: the private constructor,
+// options_ and the (here empty) state types.
+class Connection {};
+class ClientState {};
+
+namespace {
+constexpr uint32_t kMaxValue = 1024;
+uint64_t g_sequence = 0;
+
+std::map<std::string, std::string>& Keys(const ClientOptions& o) {
+  static std::map<std::string, std::map<std::string, std::string>> all;
+  return all[o.keyspace];
+}
+}  // namespace
+
+void Batch::Put(std::string_view key, std::string_view value,
+                const WriteOptions& o) {
+  ops_.push_back({Op::kPut,
+                  std::string(key),
+                  std::string(value),
+                  o.if_absent,
+                  o.if_version,
+                  {}});
+}
+void Batch::Get(std::string_view key) {
+  ops_.push_back({Op::kGet, std::string(key), "", false, 0, {}});
+}
+void Batch::Delete(std::string_view key, const WriteOptions& o) {
+  ops_.push_back(
+      {Op::kDelete, std::string(key), "", o.if_absent, o.if_version, {}});
+}
+void Batch::Clear() { ops_.clear(); }
+
+Client::Client(ClientOptions options, std::unique_ptr<Connection> conn)
+    : options_(std::move(options)) {}
+Client::~Client() = default;
+
+Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& o) {
+  const size_t colon = o.server.rfind(':');
+  if (colon == std::string::npos || colon + 1 == o.server.size()) {
+    return Status::InvalidArgument("server address '" + o.server +
+                                   "' must be HOST:PORT");
+  }
+  if (o.server.substr(colon + 1) == "1") {
+    return Status::Unavailable("cannot connect to " + o.server +
+                               ": connection refused — is kvserver running?");
+  }
+  if (o.keyspace == "missing" && !o.create_if_missing) {
+    return Status::NotFound("keyspace 'missing' does not exist on " + o.server +
+                            " — connect with --create (server needs "
+                            "--allow_create) or run kvadmin keyspace create");
+  }
+  if (o.keyspace == "secret" && o.access_key != "k") {
+    return Status::PermissionDenied(
+        "keyspace 'secret': access key " +
+        std::string(o.access_key.empty() ? "missing" : "wrong"));
+  }
+  return std::unique_ptr<Client>(new Client(o, std::make_unique<Connection>()));
+}
+
+Status Client::Put(std::string_view key, std::string_view value,
+                   const WriteOptions& o) {
+  if (value.size() > kMaxValue) {
+    return Status::InvalidArgument("value of " + std::to_string(value.size()) +
+                                   " bytes is over the keyspace's limit of " +
+                                   std::to_string(kMaxValue));
+  }
+  Keys(options_)[std::string(key)] = std::string(value);
+  if (o.version) o.version->sequence = ++g_sequence;
+  return Status::Ok();
+}
+
+Status Client::Get(std::string_view key, std::string* value, KeyVersion*) {
+  auto& m = Keys(options_);
+  auto it = m.find(std::string(key));
+  if (it == m.end()) return Status::NotFound("key not found");
+  *value = it->second;
+  return Status::Ok();
+}
+
+Status Client::Delete(std::string_view key, const WriteOptions&,
+                      bool* had_previous) {
+  const bool had = Keys(options_).erase(std::string(key)) > 0;
+  if (had_previous) *had_previous = had;
+  return Status::Ok();
+}
+
+Result<bool> Client::Exists(std::string_view key) {
+  return Keys(options_).count(std::string(key)) > 0;
+}
+
+Status Client::Execute(Batch* batch) {
+  for (Batch::Entry& e : batch->ops_) {
+    if (e.op == Batch::Op::kPut) {
+      e.result.status = Put(e.key, e.value);
+    } else if (e.op == Batch::Op::kGet) {
+      e.result.status = Get(e.key, &e.result.value);
+    } else {
+      e.result.status = Delete(e.key, {}, &e.result.had_previous);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Client::Scan(
+    std::string_view prefix, size_t limit,
+    const std::function<bool(std::string_view, std::string_view)>& fn) {
+  size_t n = 0;
+  for (const auto& [k, v] : Keys(options_)) {
+    if (k.compare(0, prefix.size(), prefix) != 0) continue;
+    if (limit != 0 && n == limit) break;
+    n++;
+    if (!fn(k, v)) break;
+  }
+  return Status::Ok();
+}
+
+Result<std::string> Client::Info(InfoTopic topic) {
+  switch (topic) {
+    case InfoTopic::kKeyspaces:
+      return std::string("default\nmissing\nsecret\n");
+    case InfoTopic::kStats:
+      return std::string("connections 1\nputs " + std::to_string(g_sequence) +
+                         "\n");
+    case InfoTopic::kServer:
+      return std::string("provider fake\ngranularity memory\n");
+  }
+  return Status::InvalidArgument("topic");
+}
+
+Result<std::chrono::nanoseconds> Client::Ping() {
+  return std::chrono::nanoseconds(1500);
+}
+
+uint32_t Client::max_value_size() const { return kMaxValue; }
+
+}  // namespace kv
