@@ -30,9 +30,7 @@ int FlushBufferNew(rpma_conn* conn) {
       p, 8, UsageToAccess(conn->peer.get(), RPMA_MR_USAGE_READ_DST),
       &conn->flush_mr);
   if (rc != 0) {
-    RPMA_LOG_ERROR("registering the flush buffer failed: %s",
-                   std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "registering the flush buffer");
   }
   return 0;
 }
@@ -40,14 +38,11 @@ int FlushBufferNew(rpma_conn* conn) {
 int ConnSetup(rpma_conn* conn) {
   int rc = conn->peer->pd->CreateCmChannel(&conn->evch);
   if (rc != 0) {
-    RPMA_LOG_ERROR("creating an event channel failed: %s", std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "creating an event channel");
   }
   rc = conn->id->Migrate(conn->evch.get());
   if (rc != 0) {
-    RPMA_LOG_ERROR("moving the CM id to its channel failed: %s",
-                   std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "moving the CM id to its channel");
   }
   conn->origin_channel.reset();  // the id is off the endpoint's channel
   if (conn->native_flush) return 0;
@@ -99,8 +94,7 @@ RPMA_EXPORT int rpma_conn_next_event(struct rpma_conn* conn,
   int rc = conn->evch->GetEvent(&ev);
   if (rc == -ENODATA || rc == -EAGAIN) return RPMA_E_NO_EVENT;
   if (rc != 0) {
-    RPMA_LOG_ERROR("getting a connection event failed: %s", std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "getting a connection event");
   }
   using T = rpma::prov::CmEventType;
   enum rpma_conn_event e;
@@ -207,9 +201,8 @@ RPMA_EXPORT int rpma_conn_wait(struct rpma_conn* conn, int flags,
   which->cq->AckEvents(1);
   int rc = which->cq->RequestNotify();
   if (rc != 0) {
-    RPMA_LOG_ERROR("re-arming a CQ failed: %s", std::strerror(-rc));
     *cq = nullptr;
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "re-arming a CQ");
   }
   *cq = which;
   if (is_rcq != nullptr) *is_rcq = which == conn->rcq.get();
@@ -220,8 +213,7 @@ RPMA_EXPORT int rpma_conn_disconnect(struct rpma_conn* conn) {
   if (conn == nullptr) return RPMA_E_INVAL;
   int rc = conn->id->Disconnect();
   if (rc != 0) {
-    RPMA_LOG_ERROR("disconnecting failed: %s", std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "disconnecting");
   }
   RPMA_LOG_NOTICE("requesting for disconnection");
   return 0;

@@ -47,8 +47,7 @@ int Post(rpma_conn* conn, const SendWr& wr, const char* what) {
   if (rc != 0) {
     // Including -ENOMEM for a full send queue: librpma reports every
     // ibv_post_send failure as a provider error.
-    RPMA_LOG_ERROR("posting %s failed: %s", what, std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "posting %s", what);
   }
   return 0;
 }
@@ -205,8 +204,7 @@ RPMA_EXPORT int rpma_recv(struct rpma_conn* conn, struct rpma_mr_local* dst,
   rpma::prov::RecvWr wr = rpma::MakeRecvWr(dst, offset, len, op_context);
   int rc = conn->id->qp()->PostRecv(wr);
   if (rc != 0) {
-    RPMA_LOG_ERROR("posting a receive failed: %s", std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "posting a receive");
   }
   return 0;
 }

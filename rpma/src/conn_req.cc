@@ -37,9 +37,7 @@ int BuildReq(rpma_peer* peer, prov::CmId* id, const rpma_conn_cfg& cfg,
   if (cfg.shared_channel) {
     rc = pd->CreateCompletionChannel(&req->shared_channel);
     if (rc != 0) {
-      RPMA_LOG_ERROR("creating a completion channel failed: %s",
-                     std::strerror(-rc));
-      return RPMA_E_PROVIDER;
+      return RPMA_PROVIDER_FAILED(rc, "creating a completion channel");
     }
   }
   // An SRQ with its own RCQ takes every receive; cfg's rcq_size is then
@@ -73,8 +71,7 @@ int BuildReq(rpma_peer* peer, prov::CmId* id, const rpma_conn_cfg& cfg,
   init.rq_size = cfg.rq_size;
   rc = id->CreateQp(init);
   if (rc != 0) {
-    RPMA_LOG_ERROR("creating a queue pair failed: %s", std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "creating a queue pair");
   }
   return 0;
 }
@@ -113,11 +110,8 @@ int ReqRelease(std::unique_ptr<rpma_conn_req> req) {
   int ret = 0;
   if (req->passive && req->id != nullptr) {
     int rc = req->id->Reject();
-    if (rc != 0) {
-      RPMA_LOG_ERROR("rejecting a connection request failed: %s",
-                     std::strerror(-rc));
-      ret = RPMA_E_PROVIDER;
-    }
+    if (rc != 0)
+      ret = RPMA_PROVIDER_FAILED(rc, "rejecting a connection request");
   }
   req.reset();  // QP, RCQ, CQ, shared channel; the id tears down
   return ret;
@@ -137,9 +131,7 @@ RPMA_EXPORT int rpma_conn_req_new(struct rpma_peer* peer, const char* addr,
   std::unique_ptr<rpma::prov::CmId> id;
   int rc = peer->pd->CreateActiveId(addr, port, c.timeout_ms, &id);
   if (rc != 0) {
-    RPMA_LOG_ERROR("resolving %s:%s failed: %s", addr, port,
-                   std::strerror(-rc));
-    return rc == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED_NOMEM(rc, "resolving %s:%s", addr, port);
   }
   std::unique_ptr<rpma_conn_req> req;
   rc = rpma::ConnReqFromId(peer, std::move(id), c, nullptr, &req);
@@ -176,9 +168,8 @@ RPMA_EXPORT int rpma_conn_req_connect(
   if (req->passive) {
     rc = req->id->Accept(data, len);
     if (rc != 0) {
-      RPMA_LOG_ERROR("accepting a connection request failed: %s",
-                     std::strerror(-rc));
-      return RPMA_E_PROVIDER;  // req (QP, CQs, id) released on return
+      // req (QP, CQs, id) is released on return: the client is rejected.
+      return RPMA_PROVIDER_FAILED(rc, "accepting a connection request");
     }
     // On failure ConnNew disconnects the accepted id before releasing it.
     rc = rpma::ConnNew(std::move(req), &conn);
@@ -188,8 +179,8 @@ RPMA_EXPORT int rpma_conn_req_connect(
     if (rc != 0) return rc;
     rc = conn->id->Connect(data, len);  // the first byte on the wire
     if (rc != 0) {
-      RPMA_LOG_ERROR("initiating a connection failed: %s", std::strerror(-rc));
-      return RPMA_E_PROVIDER;  // conn (QP, CQs, id) released on return
+      // conn (QP, CQs, id) is released on return.
+      return RPMA_PROVIDER_FAILED(rc, "initiating a connection");
     }
   }
   *conn_ptr = conn.release();
@@ -217,8 +208,7 @@ RPMA_EXPORT int rpma_conn_req_recv(struct rpma_conn_req* req,
   rpma::prov::RecvWr wr = rpma::MakeRecvWr(dst, offset, len, op_context);
   int rc = req->id->qp()->PostRecv(wr);
   if (rc != 0) {
-    RPMA_LOG_ERROR("posting a receive failed: %s", std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "posting a receive");
   }
   return 0;
 }

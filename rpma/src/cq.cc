@@ -18,9 +18,7 @@ int CqNew(prov::Pd* pd, uint32_t size, prov::CompletionChannel* shared_channel,
   if (shared_channel == nullptr) {
     rc = pd->CreateCompletionChannel(&cq->own_channel);
     if (rc != 0) {
-      RPMA_LOG_ERROR("creating a completion channel failed: %s",
-                     std::strerror(-rc));
-      return RPMA_E_PROVIDER;
+      return RPMA_PROVIDER_FAILED(rc, "creating a completion channel");
     }
     cq->channel = cq->own_channel.get();
   } else {
@@ -31,15 +29,12 @@ int CqNew(prov::Pd* pd, uint32_t size, prov::CompletionChannel* shared_channel,
       size > static_cast<uint32_t>(INT_MAX) ? INT_MAX : static_cast<int>(size);
   rc = pd->CreateCq(cqe, cq->channel, &cq->cq);
   if (rc != 0) {
-    RPMA_LOG_ERROR("creating a CQ of %d entries failed: %s", cqe,
-                   std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "creating a CQ of %d entries", cqe);
   }
   // Armed from the start so the first completion wakes the fd.
   rc = cq->cq->RequestNotify();
   if (rc != 0) {
-    RPMA_LOG_ERROR("arming a CQ failed: %s", std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "arming a CQ");
   }
   *out = std::move(cq);
   return 0;
@@ -63,8 +58,7 @@ RPMA_EXPORT int rpma_cq_wait(struct rpma_cq* cq) {
   cq->cq->AckEvents(1);
   int rc = cq->cq->RequestNotify();
   if (rc != 0) {
-    RPMA_LOG_ERROR("re-arming a CQ failed: %s", std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "re-arming a CQ");
   }
   return 0;
 }
@@ -78,10 +72,7 @@ RPMA_EXPORT int rpma_cq_get_wc(struct rpma_cq* cq, int num_entries,
     RPMA_LOG_DEBUG("no completion available");
     return RPMA_E_NO_COMPLETION;
   }
-  if (n < 0) {
-    RPMA_LOG_ERROR("polling a CQ failed: %s", std::strerror(-n));
-    return RPMA_E_PROVIDER;
-  }
+  if (n < 0) return RPMA_PROVIDER_FAILED(n, "polling a CQ");
   if (n > num_entries) {
     RPMA_LOG_ERROR("polling a CQ returned %d entries, %d asked", n,
                    num_entries);

@@ -30,14 +30,11 @@ RPMA_EXPORT int rpma_ep_listen(struct rpma_peer* peer, const char* addr,
   int rc = peer->pd->CreateCmChannel(&evch);
   ep->evch = std::move(evch);
   if (rc != 0) {
-    RPMA_LOG_ERROR("creating an event channel failed: %s", std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "creating an event channel");
   }
   rc = peer->pd->Listen(addr, port, ep->evch.get(), &ep->listener);
   if (rc != 0) {
-    RPMA_LOG_ERROR("listening on %s:%s failed: %s", addr, port,
-                   std::strerror(-rc));
-    return rc == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED_NOMEM(rc, "listening on %s:%s", addr, port);
   }
   RPMA_LOG_NOTICE("waiting for incoming connection on %s:%s", addr, port);
   *ep_ptr = ep.release();
@@ -68,8 +65,7 @@ RPMA_EXPORT int rpma_ep_next_conn_req(struct rpma_ep* ep,
   int rc = ep->evch->GetEvent(&ev);
   if (rc == -ENODATA || rc == -EAGAIN) return RPMA_E_NO_EVENT;
   if (rc != 0) {
-    RPMA_LOG_ERROR("getting an endpoint event failed: %s", std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "getting an endpoint event");
   }
   if (ev.type != rpma::prov::CmEventType::kConnectRequest ||
       ev.new_id == nullptr) {

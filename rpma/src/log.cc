@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -103,6 +104,18 @@ void LogEmit(int level, const char* file, int line, const char* func,
   va_end(ap);
   fn(static_cast<enum rpma_log_level>(level),
      file != nullptr ? BaseName(file) : nullptr, line, func, "%s", message);
+}
+
+int ProviderFailed(const char* file, int line, const char* func, int rc,
+                   bool nomem, const char* fmt, ...) {
+  char what[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(what, sizeof(what), fmt, ap);
+  va_end(ap);
+  LogEmit(kLogError, file, line, func, "%s failed: %s", what,
+          std::strerror(rc < 0 ? -rc : rc));
+  return nomem && rc == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
 }
 
 }  // namespace rpma

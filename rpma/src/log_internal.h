@@ -23,6 +23,14 @@ enum LogLevel : int {
 void LogEmit(int level, const char* file, int line, const char* func,
              const char* fmt, ...) __attribute__((format(printf, 5, 6)));
 
+// The one rule for a failed provider call (librpma's): log "<what> failed:
+// <errno text>" as an error and return RPMA_E_PROVIDER — or RPMA_E_NOMEM
+// for -ENOMEM when `nomem` (where librpma maps an allocation failure).
+// Use through RPMA_PROVIDER_FAILED / RPMA_PROVIDER_FAILED_NOMEM.
+int ProviderFailed(const char* file, int line, const char* func, int rc,
+                   bool nomem, const char* fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
 }  // namespace rpma
 
 #define RPMA_LOG_FATAL(...) \
@@ -38,5 +46,11 @@ void LogEmit(int level, const char* file, int line, const char* func,
   ::rpma::LogEmit(::rpma::kLogInfo, __FILE__, __LINE__, __func__, __VA_ARGS__)
 #define RPMA_LOG_DEBUG(...) \
   ::rpma::LogEmit(::rpma::kLogDebug, __FILE__, __LINE__, __func__, __VA_ARGS__)
+
+// return RPMA_PROVIDER_FAILED(rc, "creating a CQ of %d entries", cqe);
+#define RPMA_PROVIDER_FAILED(rc, ...) \
+  ::rpma::ProviderFailed(__FILE__, __LINE__, __func__, (rc), false, __VA_ARGS__)
+#define RPMA_PROVIDER_FAILED_NOMEM(rc, ...) \
+  ::rpma::ProviderFailed(__FILE__, __LINE__, __func__, (rc), true, __VA_ARGS__)
 
 #endif  // RPMA_LOG_INTERNAL_H_

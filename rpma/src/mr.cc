@@ -31,10 +31,8 @@ RPMA_EXPORT int rpma_mr_reg(struct rpma_peer* peer, void* ptr, size_t size,
   int rc =
       peer->pd->RegMr(ptr, size, rpma::UsageToAccess(peer, usage), &mr->mr);
   if (rc != 0) {
-    RPMA_LOG_ERROR("registering %zu bytes at %p failed: %s", size, ptr,
-                   std::strerror(-rc));
     delete mr;
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "registering %zu bytes at %p", size, ptr);
   }
   mr->usage = usage;
   *mr_ptr = mr;

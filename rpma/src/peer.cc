@@ -64,9 +64,7 @@ RPMA_EXPORT int rpma_peer_new(struct ibv_context* ibv_ctx,
   std::unique_ptr<rpma::prov::Pd> pd;
   int rc = device->AllocPd(&pd);
   if (rc != 0) {
-    RPMA_LOG_ERROR("allocating a protection domain failed: %s",
-                   std::strerror(-rc));
-    return rc == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED_NOMEM(rc, "allocating a protection domain");
   }
   auto* peer = new (std::nothrow) rpma_peer();
   if (peer == nullptr) return RPMA_E_NOMEM;  // pd released by its owner

@@ -19,9 +19,7 @@ RPMA_EXPORT int rpma_srq_new(struct rpma_peer* peer, struct rpma_srq_cfg* cfg,
   if (srq == nullptr) return RPMA_E_NOMEM;
   int rc = peer->pd->CreateSrq(c.rq_size, &srq->srq);
   if (rc != 0) {
-    RPMA_LOG_ERROR("creating an SRQ of %u entries failed: %s", c.rq_size,
-                   std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "creating an SRQ of %u entries", c.rq_size);
   }
   if (c.rcq_size > 0) {
     rc = rpma::CqNew(peer->pd.get(), c.rcq_size, nullptr, &srq->rcq);
@@ -46,9 +44,7 @@ RPMA_EXPORT int rpma_srq_recv(struct rpma_srq* srq, struct rpma_mr_local* dst,
   rpma::prov::RecvWr wr = rpma::MakeRecvWr(dst, offset, len, op_context);
   int rc = srq->srq->PostRecv(wr);
   if (rc != 0) {
-    RPMA_LOG_ERROR("posting a receive on an SRQ failed: %s",
-                   std::strerror(-rc));
-    return RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED(rc, "posting a receive on an SRQ");
   }
   return 0;
 }

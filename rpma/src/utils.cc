@@ -19,10 +19,9 @@ RPMA_EXPORT int rpma_utils_get_ibv_context(const char* addr,
   if (rc != 0) {
     // librpma: rdma_getaddrinfo/rdma_bind_addr/rdma_resolve_addr failures
     // are provider errors; only an allocation failure is NOMEM.
-    RPMA_LOG_ERROR("no device for address %s (%s): %s", addr,
-                   t == RPMA_UTIL_IBV_CONTEXT_LOCAL ? "local" : "remote",
-                   std::strerror(-rc));
-    return rc == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+    return RPMA_PROVIDER_FAILED_NOMEM(
+        rc, "finding a device for address %s (%s)", addr,
+        t == RPMA_UTIL_IBV_CONTEXT_LOCAL ? "local" : "remote");
   }
   *ibv_ctx_ptr = device->context();
   return 0;

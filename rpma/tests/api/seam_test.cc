@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -242,6 +244,41 @@ TEST_F(SeamTest, PeerNewMapsPdAllocationFailures) {
   dev_->Fail("AllocPd", -EIO);
   EXPECT_EQ(rpma_peer_new(dev_->context(), &p), RPMA_E_PROVIDER);
   EXPECT_EQ(p, nullptr);
+}
+
+std::vector<std::string>* g_logged = nullptr;
+void Capture(enum rpma_log_level level, const char*, const int, const char*,
+             const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[1024];
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  if (g_logged != nullptr && level == RPMA_LOG_LEVEL_ERROR)
+    g_logged->push_back(buf);
+}
+
+// One rule for every provider failure: "<what> failed: <errno text>".
+TEST_F(SeamTest, ProviderFailuresAreLoggedOneWay) {
+  std::vector<std::string> logged;
+  g_logged = &logged;
+  ASSERT_EQ(rpma_log_set_function(Capture), 0);
+  std::vector<char> buf(64);
+  struct rpma_mr_local* mr = nullptr;
+  dev_->Fail("RegMr", -EIO);
+  EXPECT_EQ(
+      rpma_mr_reg(peer_, buf.data(), buf.size(), RPMA_MR_USAGE_READ_SRC, &mr),
+      RPMA_E_PROVIDER);
+  dev_->Fail("Listen", -ENOMEM);
+  EXPECT_EQ(rpma_ep_listen(peer_, kAddr, port_.c_str(), &ep_), RPMA_E_NOMEM);
+  ASSERT_EQ(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION), 0);
+  g_logged = nullptr;
+  ASSERT_EQ(logged.size(), 2u);
+  EXPECT_EQ(logged[0].rfind("registering 64 bytes at ", 0), 0u) << logged[0];
+  EXPECT_NE(logged[0].find(" failed: Input/output error"), std::string::npos)
+      << logged[0];
+  EXPECT_EQ(logged[1], "listening on " + std::string(kAddr) + ":" + port_ +
+                           " failed: Cannot allocate memory");
 }
 
 TEST_F(SeamTest, MrRegAndSrqNewMapProviderFailures) {
