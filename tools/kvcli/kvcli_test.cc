@@ -88,6 +88,11 @@ class KvcliTest : public ::testing::Test {
 #endif
   }
   std::string Prompt() const { return address_ + "/" + keyspace_ + "> "; }
+  // The prompt is shown and the line editor reads (see WaitForRawMode).
+  bool ExpectPrompt(PtySession* pty, const std::string& prompt = "") {
+    return pty->Expect(prompt.empty() ? Prompt() : prompt) &&
+           pty->WaitForRawMode();
+  }
   // Starts the shell on a pty and waits for its first prompt.
   void StartShell(PtySession* pty, std::vector<std::string> flags = {}) {
     std::vector<std::string> argv = {KVCLI_PATH};
@@ -363,10 +368,10 @@ TEST_F(KvcliTest, JsonIsOneObjectPerReply) {
 TEST_F(KvcliTest, InteractivePromptPutGetAndCtrlD) {
   PtySession pty;
   StartShell(&pty);
-  ASSERT_TRUE(pty.Expect(Prompt())) << pty.transcript();
+  ASSERT_TRUE(ExpectPrompt(&pty)) << pty.transcript();
   pty.Type("put greeting \"hello world\"\r");
   ASSERT_TRUE(pty.Expect("OK")) << pty.transcript();
-  ASSERT_TRUE(pty.Expect(Prompt()));
+  ASSERT_TRUE(ExpectPrompt(&pty));
   pty.Type("get greeting\r");
   ASSERT_TRUE(pty.Expect("hello world")) << pty.transcript();
   pty.Type("put b \"a\\x00\\x1b[2Jb\"\r");
@@ -377,7 +382,7 @@ TEST_F(KvcliTest, InteractivePromptPutGetAndCtrlD) {
   ASSERT_TRUE(pty.Expect("(not found)")) << pty.transcript();
   pty.Type("frob\r");
   ASSERT_TRUE(pty.Expect("unknown command 'frob' (type help)"));
-  ASSERT_TRUE(pty.Expect(Prompt()));
+  ASSERT_TRUE(ExpectPrompt(&pty));
   pty.Type("\x04");  // Ctrl-D on an empty line leaves
   EXPECT_EQ(pty.Wait(), 0) << pty.transcript();
 }
@@ -386,7 +391,7 @@ TEST_F(KvcliTest, InteractiveQuitAndExit) {
   for (const char* word : {"quit", "exit"}) {
     PtySession pty;
     StartShell(&pty);
-    ASSERT_TRUE(pty.Expect(Prompt()));
+    ASSERT_TRUE(ExpectPrompt(&pty));
     pty.Type(std::string(word) + "\r");
     EXPECT_EQ(pty.Wait(), 0) << word << pty.transcript();
   }
@@ -395,17 +400,17 @@ TEST_F(KvcliTest, InteractiveQuitAndExit) {
 TEST_F(KvcliTest, InteractiveTabCompletesCommands) {
   PtySession pty;
   StartShell(&pty);
-  ASSERT_TRUE(pty.Expect(Prompt()));
+  ASSERT_TRUE(ExpectPrompt(&pty));
   pty.Type("pi\t");
   ASSERT_TRUE(pty.Expect("ng")) << pty.transcript();
   pty.Type("\r");
   ASSERT_TRUE(pty.Expect("PONG ")) << pty.transcript();
-  ASSERT_TRUE(pty.Expect(Prompt()));
+  ASSERT_TRUE(ExpectPrompt(&pty));
   pty.Type("help ke\t");
   ASSERT_TRUE(pty.Expect("yspaces")) << pty.transcript();
   pty.Type("\r");
   ASSERT_TRUE(pty.Expect("usage: keyspaces")) << pty.transcript();
-  ASSERT_TRUE(pty.Expect(Prompt()));
+  ASSERT_TRUE(ExpectPrompt(&pty));
   pty.Type("quit\r");
   EXPECT_EQ(pty.Wait(), 0);
 }
@@ -414,12 +419,12 @@ TEST_F(KvcliTest, InteractiveHistorySurvivesSessions) {
   {
     PtySession pty;
     StartShell(&pty);
-    ASSERT_TRUE(pty.Expect(Prompt()));
+    ASSERT_TRUE(ExpectPrompt(&pty));
     pty.Type("put remembered 42\r");
     ASSERT_TRUE(pty.Expect("OK"));
-    ASSERT_TRUE(pty.Expect(Prompt()));
+    ASSERT_TRUE(ExpectPrompt(&pty));
     pty.Type("\x04");
-    ASSERT_EQ(pty.Wait(), 0);
+    ASSERT_EQ(pty.Wait(), 0) << pty.transcript();
   }
   const std::string history = ReadFile(home_ + "/.rpkv_history");
   EXPECT_NE(history.find("remembered"), std::string::npos) << history;
@@ -428,7 +433,7 @@ TEST_F(KvcliTest, InteractiveHistorySurvivesSessions) {
   EXPECT_EQ(st.st_mode & 077, 0u) << "history may hold values: owner only";
   PtySession pty;
   StartShell(&pty);
-  ASSERT_TRUE(pty.Expect(Prompt()));
+  ASSERT_TRUE(ExpectPrompt(&pty));
   pty.Type("\x1b[A");  // up arrow recalls the last session's line
   ASSERT_TRUE(pty.Expect("put remembered 42")) << pty.transcript();
   pty.Type("\r");
@@ -443,7 +448,7 @@ TEST_F(KvcliTest, InteractiveWithoutServerSaysSoAndStillHelps) {
   ASSERT_TRUE(pty.Start({KVCLI_PATH, "--server=" + dead}, Env()));
   ASSERT_TRUE(pty.Expect("cannot connect to " + dead)) << pty.transcript();
   ASSERT_TRUE(pty.Expect("hint: ")) << pty.transcript();
-  ASSERT_TRUE(pty.Expect(dead + "/default (not connected)> "))
+  ASSERT_TRUE(ExpectPrompt(&pty, dead + "/default (not connected)> "))
       << pty.transcript();
   pty.Type("help\r");
   ASSERT_TRUE(pty.Expect("quit")) << pty.transcript();
@@ -456,12 +461,12 @@ TEST_F(KvcliTest, InteractiveWithoutServerSaysSoAndStillHelps) {
 TEST_F(KvcliTest, InteractiveUseSwitchesKeyspaceAndPrompt) {
   PtySession pty;
   StartShell(&pty);
-  ASSERT_TRUE(pty.Expect(Prompt()));
+  ASSERT_TRUE(ExpectPrompt(&pty));
   pty.Type("put k here\r");
   ASSERT_TRUE(pty.Expect("OK"));
   pty.Type("use missing\r");  // a failed use keeps the current keyspace
   ASSERT_TRUE(pty.Expect("--create")) << pty.transcript();
-  ASSERT_TRUE(pty.Expect(Prompt())) << pty.transcript();
+  ASSERT_TRUE(ExpectPrompt(&pty)) << pty.transcript();
   pty.Type("get k\r");
   ASSERT_TRUE(pty.Expect("here")) << pty.transcript();
   pty.Type("quit\r");

@@ -4,6 +4,7 @@
 #include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -82,6 +83,16 @@ bool PtySession::Expect(const std::string& text,
         return pending_.find(text) != std::string::npos;
       }
     }
+  }
+}
+
+bool PtySession::WaitForRawMode(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (true) {
+    termios t;  // the master reports the slave's settings
+    if (tcgetattr(fd_, &t) == 0 && (t.c_lflag & ICANON) == 0) return true;
+    if (Clock::now() >= deadline) return false;
+    usleep(1000);
   }
 }
 

@@ -33,6 +33,13 @@ class PtySession {
   // match is consumed.
   bool Expect(const std::string& text,
               std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Waits until the terminal is in non-canonical (raw) mode, as a line
+  // editor sets it while it reads a line; true if so within `timeout`.
+  // A prompt can be on the screen a moment before the editor switches the
+  // mode, and a Ctrl-D typed in that moment is an EOF of the canonical
+  // line discipline that the switch to raw mode discards.
+  bool WaitForRawMode(
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Waits for the program to exit; its exit code, 128 + signal, or -1 on
   // timeout (then it is killed).
   int Wait(std::chrono::milliseconds timeout = std::chrono::seconds(10));
