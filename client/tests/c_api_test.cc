@@ -789,12 +789,9 @@ TEST_F(CApiAccessKeyTest, MissingKeyIsPermissionDenied) {
   EXPECT_THAT(rpkv_errmsg(nullptr), HasSubstr("access key"));
 }
 
-// Disabled: a wrong key travels in HELLO, and about half the time the
-// client reports the refused WELCOME as "unavailable: ... no WELCOME:
-// connection ... lost: Work Request Flushed Error" -- Connection::Reap returns
-// the flush failure together with the WELCOME event it collected, and Hello()
-// drops the events when Wait() fails. Enable when that is fixed.
-TEST_F(CApiAccessKeyTest, DISABLED_WrongKeyIsPermissionDenied) {
+// A wrong key travels in HELLO; the refused WELCOME is reaped together
+// with the server's disconnect and must still be reported as a refusal.
+TEST_F(CApiAccessKeyTest, WrongKeyIsPermissionDenied) {
   opts_.access_key = "wrong";
   rpkv* db = Garbage();
   EXPECT_EQ(rpkv_connect(addr_.c_str(), "default", &opts_, &db),
