@@ -8,11 +8,11 @@
 #   tests/mutation/run.sh grant close     # patches whose name contains a word
 #
 # The working tree is never modified: the sources are copied to
-# $RPKV_MUTATION_DIR/src (default build-mutation/src; tracked and untracked
-# files, as they are now), patches are applied and reverted there
-# (patch -p1 / patch -R -p1, also on interruption), and built in
-# $RPKV_MUTATION_DIR/build (clang, no sanitizers, incremental across
-# mutants and runs). Prints a markdown table (also written to
+# $RPKV_MUTATION_DIR/src (default build-mutation/src; tracked and
+# untracked files as they are now, only changed files copied), patches
+# are applied and reverted there (patch -p1 / patch -R -p1, also on
+# interruption), and built in $RPKV_MUTATION_DIR/build (clang, no
+# sanitizers, incremental across mutants and runs). Prints a markdown table (also written to
 # $RPKV_MUTATION_DIR/report.md); exit status 1 when a mutant survived.
 #
 # Each patch file starts with a "What: ..." line (and, for a mutant shown
@@ -45,10 +45,23 @@ revert() {
 trap revert EXIT
 trap 'revert; echo "interrupted" >&2; exit 130' INT TERM
 
-# Refresh the copy from the working tree (mtimes kept, so unchanged files
-# are not rebuilt); files deleted but not yet committed are skipped.
+# Refresh the copy from the working tree: a file is copied only when its
+# content differs, and gets a new mtime, so ninja rebuilds exactly what
+# changed — also what an interrupted run built with a mutant and then
+# reverted (the revert left a source newer than the mutant's object).
+# Files deleted but not yet committed are skipped.
+STAGE=$WORK/stage
+rm -rf "$STAGE"
+mkdir -p "$STAGE"
 git ls-files -co --exclude-standard -z |
-  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$SRC"
+  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$STAGE"
+(cd "$STAGE" && find . -type f -print0) | while IFS= read -r -d '' f; do
+  if ! cmp -s "$STAGE/$f" "$SRC/$f"; then
+    mkdir -p "$(dirname "$SRC/$f")"
+    cp "$STAGE/$f" "$SRC/$f"
+  fi
+done
+rm -rf "$STAGE"
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$SRC" -B "$BUILD" -G Ninja \
