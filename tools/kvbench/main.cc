@@ -14,6 +14,7 @@
 #include <string>
 
 #include "backend.h"
+#include "kv/tools/flags.h"
 #include "plot.h"
 #include "report.h"
 #include "runner.h"
@@ -108,16 +109,12 @@ bool IsDefault(const char* flag) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; i++) {
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h") ||
-        !std::strcmp(argv[i], "-help")) {
-      gflags::SetUsageMessage(kUsage);
-      gflags::ShowUsageWithFlagsRestrict(argv[0], "kvbench/main.cc");
-      return 0;
-    }
+  // --help: usage and kvbench's own flags; an unknown flag or bad value is
+  // a usage error (2), not gflags' exit 1.
+  if (auto rc = kv::tools::ParseFlags(&argc, &argv,
+                                      {.name = "kvbench", .usage = kUsage})) {
+    return *rc;
   }
-  gflags::SetUsageMessage(kUsage);
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (argc > 1)
     return UsageError("unexpected argument '" + std::string(argv[1]) + "'");
 

@@ -3,6 +3,8 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string_view>
 #include <vector>
@@ -127,7 +129,13 @@ void PrintHelp(std::ostream& out, const ToolUsage& usage) {
       out << "\n" << std::string(26, ' ');
     }
     out << f.description;
-    if (f.type == "string") {
+    if (f.type == "double") {
+      // gflags keeps 0.99 as "0.98999999999999999".
+      char buf[32];
+      snprintf(buf, sizeof(buf), "%g",
+               strtod(f.default_value.c_str(), nullptr));
+      out << " (default " << buf << ")";
+    } else if (f.type == "string") {
       if (!f.default_value.empty())
         out << " (default '" << f.default_value << "')";
     } else {

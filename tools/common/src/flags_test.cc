@@ -10,6 +10,7 @@
 DEFINE_string(server, "127.0.0.1:7400", "server address");
 DEFINE_bool(verbose, false, "say more");
 DEFINE_uint32(count, 3, "how many");
+DEFINE_double(ratio, 0.99, "a fraction");
 
 namespace kv::tools {
 namespace {
@@ -111,6 +112,7 @@ TEST_F(ParseFlagsTest, HelpShowsOwnFlagsOnly) {
     EXPECT_NE(out_.find("--verbose "), std::string::npos);
     EXPECT_EQ(out_.find("flagfile"), std::string::npos) << out_;
     EXPECT_EQ(out_.find("tab_completion"), std::string::npos);
+    EXPECT_NE(out_.find("a fraction (default 0.99)"), std::string::npos);
     EXPECT_TRUE(err_.empty());
   }
 }
