@@ -30,7 +30,8 @@ die() { echo "compare_redis: $*" >&2; exit 1; }
 REDIS=$(command -v redis-server || true)
 [ -n "$REDIS" ] || die "redis-server not installed: bash tools/setup.sh"
 command -v gnuplot >/dev/null || echo "compare_redis: gnuplot missing: no SVG (bash tools/setup.sh)" >&2
-mkdir -p "$OUT"
+RUNDIR=$OUT/runs  # every run's table, JSON and CDF data, kept
+mkdir -p "$RUNDIR"
 TMP=$(mktemp -d /tmp/kvbench-compare.XXXXXX)
 PIDS=()
 
@@ -102,6 +103,20 @@ jget() {
     head -1 | cut -d: -f2
 }
 
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+met() {  # met RATIO le|ge FACTOR
+  awk -v r="$1" -v d="$2" -v f="$3" 'BEGIN { if (r == "n/a") print "?"; else if ((d == "le" && r <= f) || (d == "ge" && r >= f)) print "yes"; else print "no" }'
+}
+cpu() {  # cpu FILE: client+server us/op
+  [ -n "$1" ] || { echo "n/a"; return; }
+  local c s
+  c=$(jget "$1" overall client_cpu_us_per_op)
+  s=$(jget "$1" overall server_cpu_us_per_op)
+  awk -v c="$c" -v s="$s" 'BEGIN { printf "%.0f+%s", c, (s == "null" ? "?" : sprintf("%.0f", s)) }'
+}
+fmt() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else if (v >= 1000) printf "%.0f", v; else printf "%.1f", v }'; }
+
+
 echo "compare_redis: rpkv and Redis on this machine ($(nproc) CPUs, $(uname -sr)), 127.0.0.1" >&2
 start_redis R_NONE --appendonly no
 start_redis R_ALWAYS --appendonly yes --appendfsync always
@@ -134,13 +149,13 @@ run_case() {
   local id=$1 server=$2 wait=$3 op=$4 key=$5; shift 5
   local vals=() i f v
   for i in $(seq "$RUNS"); do
-    f="$TMP/$id.$i.json"
+    f="$RUNDIR/$id.$i.json"
     # shellcheck disable=SC2046
     if ! "$KVBENCH" $(target "$server" "$wait") "${COMMON[@]}" --load=false \
-        --label="$id" --json="$f" --plot_data="$TMP/$id.$i.dat" "$@" \
-        >"$TMP/$id.$i.txt" 2>&1; then
+        --label="$id" --json="$f" --plot_data="$RUNDIR/$id.$i.dat" "$@" \
+        >"$RUNDIR/$id.$i.txt" 2>&1; then
       echo "compare_redis: $id run $i failed:" >&2
-      tail -5 "$TMP/$id.$i.txt" >&2
+      tail -5 "$RUNDIR/$id.$i.txt" >&2
       ERRORS=$((ERRORS + 1))
       continue
     fi
@@ -153,7 +168,7 @@ run_case() {
   if [ ${#vals[@]} -gt 0 ]; then
     local pick; pick=$(printf '%s\n' "${vals[@]}" | sort -g | sed -n "$(( (${#vals[@]} + 1) / 2 ))p")
     med=${pick% *}
-    medfile="$TMP/$id.${pick#* }.json"
+    medfile="$RUNDIR/$id.${pick#* }.json"
   fi
   printf -v "VAL_$id" %s "$med"
   printf -v "FILE_$id" %s "$medfile"
@@ -226,19 +241,6 @@ FLUSH_US=$(dd if=/dev/zero of="$TMP/flush.bin" bs=4k count=300 oflag=dsync 2>&1 
 IDLE_PMEM=$(idle_cpu "$KV_PMEM_PID")
 
 # --- the table ----------------------------------------------------------
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
-met() {  # met RATIO le|ge FACTOR
-  awk -v r="$1" -v d="$2" -v f="$3" 'BEGIN { if (r == "n/a") print "?"; else if ((d == "le" && r <= f) || (d == "ge" && r >= f)) print "yes"; else print "no" }'
-}
-cpu() {  # cpu FILE: client+server us/op
-  [ -n "$1" ] || { echo "n/a"; return; }
-  local c s
-  c=$(jget "$1" overall client_cpu_us_per_op)
-  s=$(jget "$1" overall server_cpu_us_per_op)
-  awk -v c="$c" -v s="$s" 'BEGIN { printf "%.0f+%s", c, (s == "null" ? "?" : sprintf("%.0f", s)) }'
-}
-fmt() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else if (v >= 1000) printf "%.0f", v; else printf "%.1f", v }'; }
-
 {
   echo "rpkv vs Redis — same machine: $(hostname), $(nproc) vCPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(uname -sr)"
   echo "127.0.0.1, 16 B keys, 64 B values, $KEYS keys; medians of $RUNS runs of ${DURATION} s (+${WARMUP} s warm-up); $(date -u +%Y-%m-%dT%H:%MZ)"
