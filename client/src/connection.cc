@@ -59,6 +59,11 @@ Result<std::unique_ptr<Connection>> Connection::Open(const ClientOptions& o) {
                                    std::to_string(o.access_key.size()) +
                                    " bytes is over the 64-byte limit");
   }
+  if (o.provider != "auto" && o.provider != "tcp" && o.provider != "verbs") {
+    return Status::InvalidArgument("provider '" + o.provider +
+                                   "' is not one of auto, tcp, verbs");
+  }
+  if (o.provider != "auto") setenv("RPMA_PROVIDER", o.provider.c_str(), 1);
   std::unique_ptr<Connection> c(new Connection(o));
   c->host_ = ep->host;
   c->port_ = ep->port;

@@ -223,6 +223,11 @@ TEST_F(ClientTest, ConnectErrorsSayWhatToDo) {
   std::string got;
   EXPECT_TRUE((*long_name)->Get("k", &got).IsNotFound());  // other keyspace
 
+  o = Options();
+  o.provider = "infiniband-please";
+  EXPECT_TRUE(Client::Connect(o).status().IsInvalidArgument());
+  o.provider = "tcp";
+  EXPECT_NE(Open(o), nullptr);
   o.keyspace = "bad name!";
   EXPECT_TRUE(Client::Connect(o).status().IsInvalidArgument());
   o = Options();

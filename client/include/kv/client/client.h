@@ -39,6 +39,10 @@ struct ClientOptions {
   std::string keyspace = "default";       // 1..63 bytes of [A-Za-z0-9_.-]
   bool create_if_missing = false;         // needs kvserver --allow_create
   std::string access_key;  // for keyspaces listed in --access_keys
+  // RDMA provider: "auto" (an RDMA device that reaches the server, else
+  // the tcp software provider), "tcp" or "verbs". Not "auto" sets
+  // RPMA_PROVIDER for the whole process (the RPMA layer reads it there).
+  std::string provider = "auto";
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds op_timeout{10000};  // per operation or batch
   // How the caller's thread waits for completions: kPoll spins on the
@@ -122,9 +126,10 @@ class Client {
  public:
   // Connects and is admitted to the keyspace. Errors (messages say what to
   // do): invalid_argument (options: address, keyspace name, access key
-  // over 64 bytes), unavailable ("cannot connect to 127.0.0.1:7400:
-  // connection refused — is kvserver running?", server shutting down, too
-  // many connections), not_found (unknown keyspace — with the
+  // over 64 bytes, provider not auto|tcp|verbs), unavailable ("cannot connect
+  // to 127.0.0.1:7400: connection refused — is kvserver running?", server
+  // shutting down, too many connections), not_found (unknown keyspace — with
+  // the
   // --create/kvadmin hint), permission_denied (access key missing or
   // wrong), no_space (no log segment to grant), timed_out.
   static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
