@@ -16,6 +16,7 @@
 #include "verbs/verbs_cm_channel.h"
 #include "verbs/verbs_cm_id.h"
 #include "verbs/verbs_mapping.h"
+#include "verbs/verbs_pd.h"
 #include "verbs/verbs_qp.h"
 
 namespace {
@@ -57,6 +58,48 @@ ibv_device** __wrap_ibv_get_device_list(int* num) {
   return g.devices > 0 ? g_list : nullptr;
 }
 void __wrap_ibv_free_device_list(ibv_device**) {}
+// Device, PD, CQ, MR and QP creation, recorded.
+ibv_pd g_pd;
+ibv_cq g_cq;
+ibv_mr g_mr;
+ibv_qp g_qp;
+ibv_qp_init_attr_ex g_qp_attr;
+int g_reg_access = -1;
+int g_reg_calls = 0;
+int __wrap_ibv_query_device(ibv_context*, ibv_device_attr* attr) {
+  *attr = {};
+  return 0;
+}
+ibv_pd* __wrap_ibv_alloc_pd(ibv_context* ctx) {
+  g_pd.context = ctx;
+  return &g_pd;
+}
+int __wrap_ibv_dealloc_pd(ibv_pd*) { return 0; }
+ibv_cq* __wrap_ibv_create_cq(ibv_context* ctx, int, void* cq_ctx,
+                             ibv_comp_channel*, int) {
+  g_cq.context = ctx;
+  g_cq.cq_context = cq_ctx;
+  return &g_cq;
+}
+int __wrap_ibv_destroy_cq(ibv_cq*) { return 0; }
+ibv_mr* __wrap_ibv_reg_mr_iova2(ibv_pd*, void* addr, size_t len, uint64_t,
+                                unsigned access) {
+  g_reg_calls++;
+  g_reg_access = static_cast<int>(access);
+  g_mr.addr = addr;
+  g_mr.length = len;
+  return &g_mr;
+}
+ibv_mr* __wrap_ibv_reg_mr(ibv_pd* pd, void* addr, size_t len, int access) {
+  return __wrap_ibv_reg_mr_iova2(pd, addr, len, 0, access);
+}
+int __wrap_ibv_dereg_mr(ibv_mr*) { return 0; }
+int __wrap_rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr) {
+  g_qp_attr = *attr;
+  id->qp = &g_qp;
+  return 0;
+}
+void __wrap_rdma_destroy_qp(rdma_cm_id* id) { id->qp = nullptr; }
 int __wrap_rdma_getaddrinfo(const char*, const char*, const rdma_addrinfo*,
                             rdma_addrinfo**) {
   errno = ENODEV;  // librdmacm without a usable device
@@ -201,6 +244,59 @@ TEST(VerbsAddressTest, WildcardAddresses) {
   EXPECT_FALSE(IsWildcardAddress("::1"));
   EXPECT_FALSE(IsWildcardAddress("localhost"));
   EXPECT_FALSE(IsWildcardAddress(nullptr));
+}
+
+// A VerbsDevice over a zeroed (non-extended) context: ibv_query_device_ex
+// falls back to the wrapped ibv_query_device.
+class VerbsObjectsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dev_ = VerbsDeviceForContext(&ctx_);
+    ASSERT_NE(dev_, nullptr);
+    ASSERT_EQ(dev_->AllocPd(&pd_), 0);
+    g_reg_calls = 0;
+  }
+  ibv_context ctx_ = {};
+  Device* dev_ = nullptr;
+  std::unique_ptr<Pd> pd_;
+};
+
+TEST_F(VerbsObjectsTest, QpAttributesAreLibrpmas) {
+  std::unique_ptr<Cq> scq, rcq;
+  ASSERT_EQ(pd_->CreateCq(16, nullptr, &scq), 0);
+  ASSERT_EQ(pd_->CreateCq(16, nullptr, &rcq), 0);
+  rdma_cm_id raw = {};
+  VerbsCmId id(static_cast<VerbsPd*>(pd_.get()), &raw, nullptr);
+  QpInit init;
+  init.send_cq = scq.get();
+  init.recv_cq = rcq.get();
+  init.sq_size = 12;
+  init.rq_size = 7;
+  ASSERT_EQ(id.CreateQp(init), 0);
+  EXPECT_EQ(g_qp_attr.qp_type, IBV_QPT_RC);
+  EXPECT_EQ(g_qp_attr.sq_sig_all, 0);
+  EXPECT_EQ(g_qp_attr.cap.max_send_wr, 12u);
+  EXPECT_EQ(g_qp_attr.cap.max_recv_wr, 7u);
+  EXPECT_EQ(g_qp_attr.cap.max_send_sge, 1u);
+  EXPECT_EQ(g_qp_attr.cap.max_recv_sge, 1u);
+  EXPECT_EQ(g_qp_attr.cap.max_inline_data, kMaxInlineData);
+  EXPECT_EQ(g_qp_attr.srq, nullptr);
+  EXPECT_EQ(g_qp_attr.pd, &g_pd);
+  // No native atomic write (not opted in): a plain QP, no send-ops list.
+  EXPECT_EQ(g_qp_attr.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, 0u);
+  ASSERT_NE(id.qp(), nullptr);
+  EXPECT_EQ(id.CreateQp(init), -EINVAL);  // at most once
+}
+
+TEST_F(VerbsObjectsTest, RegistrationMapsAccessAndRejectsUnknownBits) {
+  std::vector<char> buf(64);
+  std::unique_ptr<Mr> mr;
+  EXPECT_EQ(pd_->RegMr(buf.data(), buf.size(), 1 << 9, &mr), -EINVAL);
+  EXPECT_EQ(g_reg_calls, 0);  // refused before the device saw it
+  ASSERT_EQ(pd_->RegMr(buf.data(), buf.size(), kAccessRemoteWrite, &mr), 0);
+  EXPECT_EQ(g_reg_access, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_EQ(pd_->RegMr(buf.data(), buf.size(), kAccessFlushPersistent, &mr), 0);
+  EXPECT_EQ(g_reg_access, IBV_ACCESS_REMOTE_READ);  // APM flush is a read
 }
 
 // --- Posting through fake function tables ---------------------------------
