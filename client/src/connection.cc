@@ -380,6 +380,9 @@ Status Connection::Reap(std::vector<Event>* events, int* got) {
     if (tag & kTagSend) {
       free_send_.push_back(static_cast<uint32_t>(tag & 0xffffffffu));
       sq_free_ += 1 + static_cast<uint32_t>((tag & ~kTagMask) >> 32);
+      // Progress too: an engine waiting only for a send slot or queue
+      // room must get control back (else it sleeps until the timeout).
+      (*got)++;
       continue;
     }
     if (tag & kTagRecv) {

@@ -362,7 +362,10 @@ const std::vector<Command>& Table() {
        2,
        kAny,
        Mput},
-      {{"mget", "KEY [KEY ...]", "many gets in flight together"}, 1, kAny, Mget},
+      {{"mget", "KEY [KEY ...]", "many gets in flight together"},
+       1,
+       kAny,
+       Mget},
       {{"scan", "[PREFIX [LIMIT]]",
         "keys with PREFIX and their values, sorted (LIMIT default 1000, 0: "
         "all)"},
