@@ -4,7 +4,7 @@
 #   bash tools/run.sh [--keep] [KVCLI ARGS...]
 #
 # 1. installs what is missing (tools/setup.sh)
-# 2. builds kvserver, kvcli and kvadmin (RelWithDebInfo, in build/)
+# 2. builds kvserver, kvcli and kvadmin (Release, in build-release/)
 # 3. the pool ./data/rpkv.pool (sparse, 1 GiB) with keyspace "default":
 #    kvserver creates it when it is not there
 # 4. starts kvserver on 127.0.0.1:7400 (log: ./data/kvserver.log) and waits
@@ -15,7 +15,7 @@
 # running; stop it later with: kill $(cat data/kvserver.pid)).
 #
 # Environment: RPKV_DATA (default ./data), RPKV_LISTEN (127.0.0.1:7400),
-# RPKV_BUILD_DIR (build), RPKV_POOL_SIZE (1G), RPKV_SKIP_SETUP=1 skips
+# RPKV_BUILD_DIR (build-release), RPKV_POOL_SIZE (1G), RPKV_SKIP_SETUP=1 skips
 # step 1. Exit code: kvcli's, or 1 when a step failed (the message says
 # which and what to do).
 set -euo pipefail
@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 
 DATA=${RPKV_DATA:-data}
 LISTEN=${RPKV_LISTEN:-127.0.0.1:7400}
-BUILD=${RPKV_BUILD_DIR:-build}
+BUILD=${RPKV_BUILD_DIR:-build-release}
 POOL_SIZE=${RPKV_POOL_SIZE:-1G}
 POOL=$DATA/rpkv.pool
 LOG=$DATA/kvserver.log
@@ -58,7 +58,7 @@ mkdir -p "$DATA" || fail "2/5 (build)" "cannot create directory $DATA"
 BUILD_LOG=$DATA/build.log
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   say "configuring $BUILD (RelWithDebInfo)"
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     >"$BUILD_LOG" 2>&1 || {
     tail -20 "$BUILD_LOG" >&2
     fail "2/5 (configure)" "output above and in $BUILD_LOG; missing packages? sudo bash tools/setup.sh"
