@@ -56,8 +56,9 @@ while IFS= read -r line; do
     skipped=$((skipped + 1))
     continue
   fi
-  line=${line//build\/bin\//$bin/}
+  # /tmp/ first: the binaries' own path may lie under /tmp.
   line=${line//\/tmp\//$tmp/}
+  line=${line//build\/bin\//$bin/}
   line=${line//7400/$port}
   line=${line//7491/$port}
   if [[ "$line" =~ \&[[:space:]]*(#.*)?$ ]]; then
