@@ -57,7 +57,7 @@ mkdir -p "$DATA" || fail "2/5 (build)" "cannot create directory $DATA"
 [ -e "$DATA/.gitignore" ] || echo '*' >"$DATA/.gitignore"
 BUILD_LOG=$DATA/build.log
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-  say "configuring $BUILD (RelWithDebInfo)"
+  say "configuring $BUILD (Release)"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     >"$BUILD_LOG" 2>&1 || {
     tail -20 "$BUILD_LOG" >&2
