@@ -35,6 +35,7 @@ void Engine::Finish(Op* op, Status st) {
   op->status = std::move(st);
   op->done = true;
   holding_--;
+  finished_++;
 }
 
 Status Engine::Run(const std::vector<Op*>& ops) {
@@ -46,7 +47,7 @@ Status Engine::Run(const std::vector<Op*>& ops) {
   }
   holding_ = 0;
   arena_used_ = 0;
-  size_t remaining = ops.size();
+  finished_ = 0;
   // The timeout bounds a wait without progress, not the whole batch.
   auto deadline = Clock::now() + options_.op_timeout;
   std::vector<Connection::Event> events;
@@ -63,9 +64,8 @@ Status Engine::Run(const std::vector<Op*>& ops) {
       }
       ready_.pop_front();
     }
-    remaining = 0;
-    for (Op* op : ops) remaining += op->done ? 0 : 1;
-    if (remaining == 0) break;
+    // Counted by Finish: no scan of the whole batch per wake-up.
+    if (finished_ == ops.size()) break;
     if (conn_->failed()) break;
     events.clear();
     Status st = conn_->Wait(deadline, &events);

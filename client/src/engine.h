@@ -102,7 +102,8 @@ class Engine {
   uint32_t refill_id_ = 0;  // non-zero while a REFILL is outstanding
   Status refill_error_;     // the last refill's failure (cleared by success)
   size_t arena_used_ = 0;
-  int holding_ = 0;  // ops in flight that hold arena bytes
+  int holding_ = 0;      // ops in flight that hold arena bytes
+  size_t finished_ = 0;  // ops of the current Run that are done
   std::unordered_map<std::string, uint64_t> cache_;
   ClientStats stats_;
 };

@@ -144,14 +144,17 @@ void Engine::GetFromNeighbourhood(Op* op) {
     ForgetSlot(op->key);  // stale: fall through to the cold path
   }
   stats_.gets_cold++;
+  // Candidates whose record must be read (out-of-bounds ones are judged
+  // without a read).
+  auto needs_read = [&](uint64_t s) {
+    return il::MayHold(s, op->hash) &&
+           ix::SlotInBounds(s, geo_.log_size, geo_.segment_size);
+  };
   size_t bytes = 0;
   int reads = 0;
   for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {
     const uint64_t s = op->neigh[i];
-    if (!il::MayHold(s, op->hash) ||
-        !ix::SlotInBounds(s, geo_.log_size, geo_.segment_size)) {
-      continue;
-    }
+    if (!needs_read(s)) continue;
     bytes += (ix::SlotRecordBytes(s) + 63) / 64 * 64;
     reads++;
   }
@@ -191,10 +194,7 @@ void Engine::GetFromNeighbourhood(Op* op) {
   int posted = 0;
   for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {
     const uint64_t s = op->neigh[i];
-    if (!il::MayHold(s, op->hash) ||
-        !ix::SlotInBounds(s, geo_.log_size, geo_.segment_size)) {
-      continue;
-    }
+    if (!needs_read(s)) continue;
     op->record_off[i] = off;
     Status st =
         conn_->PostRead(off, conn_->accept().log_offset + ix::SlotLogOffset(s),
