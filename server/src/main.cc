@@ -41,6 +41,10 @@ DEFINE_uint32(max_inflight, 32, "messages a client may have outstanding");
 DEFINE_uint32(spin_us, 0,
               "busy-poll a session's completions this long before blocking "
               "(0: block at once; see server/README.md)");
+DEFINE_bool(group_commit, true,
+            "make the COMMITs a session receives together durable with one "
+            "persist point (one msync on a file pool) before acknowledging "
+            "them all; false: one persist point per COMMIT");
 DEFINE_uint32(hello_timeout_ms, 5000,
               "how long a connection may take to send HELLO");
 
@@ -156,6 +160,7 @@ int BuildOptions(kv::server::ServerOptions* out) {
   if (FLAGS_spin_us > 1000000)
     return Usage("--spin_us must be at most 1000000");
   o->spin_us = FLAGS_spin_us;
+  o->group_commit = FLAGS_group_commit;
   kv::Status st = kv::server::ValidateServerOptions(*o);
   if (!st.ok()) return Usage(st.message());
   *out = std::move(o).value();

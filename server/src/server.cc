@@ -196,6 +196,7 @@ void Server::Admit(rpma_conn_req* req) {
   env.hello_timeout = options_.hello_timeout;
   env.provider = provider_;
   env.spin_us = options_.spin_us;
+  env.group_commit = options_.group_commit;
   Result<std::unique_ptr<Session>> made = Session::Create(env, id);
   if (!made.ok()) {
     return Refuse(req, {protocol::Admit::kServerError, made.status().message()},

@@ -56,6 +56,7 @@ Session::~Session() {
   // Teardown order: grant first (its write region must go before its
   // segment is sealed; GrantHolder does both), then the connection, then
   // the buffers its posted receives pointed into.
+  group_.reset();  // pending commits reach their commit point first
   grant_.reset();
   if (conn_ != nullptr) rpma_conn_delete(&conn_);
   if (mr_ != nullptr) rpma_mr_dereg(&mr_);
@@ -77,6 +78,7 @@ bool Session::Bind(OpenKeyspace* ks, Refusal* refusal) {
   }
   ks_ = ks;
   grant_ = std::move(grant);
+  group_ = std::make_unique<store::CommitGroup>(ks->keyspace.get());
   hello_pending_ = false;
   return true;
 }
@@ -190,6 +192,7 @@ void Session::HandleEvents() {
 }
 
 void Session::Finish() {
+  FinishCommits();  // before the grant's segment is sealed or returned
   const bool give_back = end_ == End::kBye || end_ == End::kShutdown;
   if (grant_ != nullptr && grant_->held()) {
     const uint32_t segment = grant_->grant().segment;

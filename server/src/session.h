@@ -10,6 +10,9 @@
 // disconnects or dies (CLOSED/LOST), breaks the protocol (ERROR sent),
 // does not send HELLO in time, or the server shuts down (messages already
 // received are still handled first).
+// Commits: the COMMITs of one reaped batch of completions go into the
+// session's CommitGroup and are acknowledged together after its one
+// persist point (FinishCommits), or one by one without --group_commit.
 // Buffers: the receive slots and send slots are one registration owned by
 // the session; a posted receive owns its slot until its completion is
 // reaped, a posted send until its completion. Teardown order: grant
@@ -33,6 +36,7 @@
 #include "grants.h"
 #include "keyspace_table.h"
 #include "kv/protocol.h"
+#include "kv/store/commit_group.h"
 #include "stats.h"
 
 struct rpma_peer;
@@ -52,7 +56,8 @@ struct SessionEnv {
   uint16_t max_inflight = 32;
   std::chrono::milliseconds hello_timeout{5000};
   std::string provider;
-  uint32_t spin_us = 0;  // busy-poll the CQ this long before blocking
+  uint32_t spin_us = 0;      // busy-poll the CQ this long before blocking
+  bool group_commit = true;  // one persist point per reaped batch
 };
 
 class Session {
@@ -97,6 +102,10 @@ class Session {
   void HandleMessage(const uint8_t* data, size_t len);
   void HandleHello(const protocol::Header& h, const protocol::Hello& hello);
   void HandleCommit(const protocol::Header& h, const protocol::Commit& c);
+  // The commit point of the COMMITs handled since the last call (group
+  // commit), then their acks, in order. Called after every reaped batch
+  // of completions and before any other message is handled.
+  void FinishCommits();
   void HandleRefill(const protocol::Header& h, bool for_delete);
   void HandleInfo(const protocol::Header& h, protocol::InfoTopic topic);
   void HandleEvents();
@@ -127,6 +136,12 @@ class Session {
   rpma_cq* cq_ = nullptr;
   OpenKeyspace* ks_ = nullptr;
   std::unique_ptr<GrantHolder> grant_;
+  std::unique_ptr<store::CommitGroup> group_;  // with grant_
+  struct PendingAck {
+    uint32_t request_id = 0;
+    protocol::CommitAck ack;
+  };
+  std::vector<PendingAck> acks_;  // sent by FinishCommits
   std::vector<size_t> free_send_;
   std::deque<ibv_wc> deferred_;  // receives reaped while waiting to send
   bool hello_pending_ = false;

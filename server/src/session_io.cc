@@ -16,6 +16,7 @@ bool Session::DrainSome() {
   int got = 0;
   if (rpma_cq_get_wc(cq_, 16, wcs, &got) != 0 || got == 0) return false;
   for (int i = 0; i < got; i++) HandleCompletion(wcs[i]);
+  FinishCommits();
   return true;
 }
 
@@ -25,12 +26,14 @@ void Session::Drain() {
     deferred_.pop_front();
     HandleCompletion(wc);
   }
+  FinishCommits();
   for (;;) {
     ibv_wc wcs[16];
     int got = 0;
     int rc = rpma_cq_get_wc(cq_, 16, wcs, &got);
     if (rc) return;  // RPMA_E_NO_COMPLETION, or the CQ is gone
     for (int i = 0; i < got; i++) HandleCompletion(wcs[i]);
+    FinishCommits();
   }
 }
 
@@ -57,6 +60,20 @@ void Session::HandleCompletion(const ibv_wc& wc) {
     HandleMessage(buf_.data() + slot * kSlot, wc.byte_len);
   }
   if (end_ == End::kNone) RepostReceive(slot);
+}
+
+void Session::FinishCommits() {
+  if (group_ != nullptr && group_->pending() > 0) {
+    env_.stats->Add(env_.stats->commit_groups);
+    group_->Finish();
+  }
+  std::vector<PendingAck> acks;
+  acks.swap(acks_);
+  for (const PendingAck& a : acks) {
+    uint8_t out[protocol::kMaxMessage - protocol::kHeaderSize];
+    const size_t n = protocol::EncodeCommitAck(a.ack, out, sizeof(out));
+    Send(protocol::Type::kCommitAck, a.request_id, out, n);
+  }
 }
 
 void Session::RepostReceive(size_t slot) {

@@ -17,6 +17,9 @@ void Session::HandleMessage(const uint8_t* data, size_t len) {
   using Kind = ClientMessage::Kind;
   const ClientMessage m = ParseClientMessage(data, len, hello_pending_);
   const protocol::Header& h = m.header;
+  // Replies go out in request order; and a REFILL's seal, a BYE's return
+  // of the segment, may only follow the commit point of its commits.
+  if (m.kind != Kind::kCommit) FinishCommits();
   switch (m.kind) {
     case Kind::kError:
       Fail(h.request_id, StatusCode::kInvalidArgument, m.error);
@@ -94,9 +97,7 @@ void Session::HandleCommit(const protocol::Header& h,
     if (ack.status != StatusCode::kOk) {
       env_.stats->Add(env_.stats->commit_failures);
     }
-    uint8_t out[kPayloadCap];
-    const size_t n = protocol::EncodeCommitAck(ack, out, kPayloadCap);
-    Send(protocol::Type::kCommitAck, h.request_id, out, n);
+    acks_.push_back({h.request_id, ack});  // sent by FinishCommits
   };
   const store::SegmentGrant& g = grant_->grant();
   if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {
@@ -141,7 +142,8 @@ void Session::HandleCommit(const protocol::Header& h,
   req.key_hash = c.key_hash;
   req.condition = static_cast<store::Condition>(c.condition);
   req.expected_sequence = c.expected_sequence;
-  Result<store::CommitResult> r = ks_->keyspace->Commit(req);
+  Result<store::CommitResult> r =
+      env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);
   if (!r.ok()) {
     ack.status = r.status().code();
     ack.message = r.status().message();

@@ -25,6 +25,7 @@ std::string StatsText(const Stats& s, const std::vector<KeyspaceLine>& ks) {
   Line(&out, "deletes", Load(s.deletes));
   Line(&out, "commits", Load(s.commits));
   Line(&out, "commit_failures", Load(s.commit_failures));
+  Line(&out, "commit_groups", Load(s.commit_groups));
   Line(&out, "committed_bytes", Load(s.committed_bytes));
   Line(&out, "refills", Load(s.refills));
   Line(&out, "hellos", Load(s.hellos));

@@ -23,6 +23,8 @@ struct Stats {
   std::atomic<uint64_t> deletes{0};
   std::atomic<uint64_t> commits{0};  // ok commits (puts + deletes)
   std::atomic<uint64_t> commit_failures{0};
+  // Persist points of group-committed puts (commit_groups <= commits).
+  std::atomic<uint64_t> commit_groups{0};
   std::atomic<uint64_t> committed_bytes{0};
   std::atomic<uint64_t> refills{0};
   std::atomic<uint64_t> hellos{0};

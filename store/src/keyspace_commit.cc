@@ -17,6 +17,7 @@
 //   freed (and eventually overwritten) only after no durable slot that a
 //   recovery would keep points into it.
 #include <string>
+#include <vector>
 
 #include "index_slots.h"
 #include "kv/index_format.h"
@@ -73,7 +74,7 @@ uint64_t* Keyspace::TakeEmptySlot(uint64_t home, uint64_t value) {
   return nullptr;
 }
 
-Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
+Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
   if (read_only_) return Status::PermissionDenied("pool opened read-only");
   if (r.offset % ix::kUnit != 0 || r.length % ix::kUnit != 0 || r.length == 0 ||
       r.length / ix::kUnit > ix::kMaxRecordUnits) {
@@ -83,11 +84,18 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
         std::to_string(r.offset) + ", length " + std::to_string(r.length) +
         ")");
   }
+  if (r.condition != Condition::kNone && r.condition != Condition::kIfAbsent &&
+      r.condition != Condition::kIfVersion) {
+    return Status::InvalidArgument(
+        "commit: unknown condition " +
+        std::to_string(static_cast<int>(r.condition)));
+  }
   KV_RETURN_IF_ERROR(
       segments_->ClaimAppend(r.segment, r.grant_id, r.offset, r.length));
-  const uint64_t log_off = uint64_t{r.segment} * segment_size_ + r.offset;
-  rf::RecordView view;
-  Status st = rf::VerifyRecord(log_ + log_off, r.length, id_, &view,
+  Prepared p;
+  p.log_off = uint64_t{r.segment} * segment_size_ + r.offset;
+  rf::RecordView& view = p.view;
+  Status st = rf::VerifyRecord(log_ + p.log_off, r.length, id_, &view,
                                rf::SequenceRule::kUnsealed);
   if (st.IsInvalidArgument()) {
     return Status::InvalidArgument("commit: " + st.message());
@@ -103,8 +111,7 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
     return Status::InvalidArgument(
         "commit: key hash in the request does not match the record's key");
   }
-  const bool tombstone = view.tombstone();
-  if (tombstone && !view.value.empty()) {
+  if (view.tombstone() && !view.value.empty()) {
     return Status::InvalidArgument("commit: a tombstone carries no value");
   }
   if (view.value.size() > max_value_size_) {
@@ -113,24 +120,37 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
                                    " bytes exceeds the keyspace limit of " +
                                    std::to_string(max_value_size_));
   }
-
   const uint64_t hash = view.header.key_hash;
-  const uint64_t home = ix::HomeBucket(hash, bucket_count_);
-  const uint64_t new_slot = ix::PackSlot(
-      {ix::Fingerprint(hash), static_cast<uint16_t>(r.length / ix::kUnit),
-       static_cast<uint32_t>(log_off / ix::kUnit)});
-  if (r.condition != Condition::kNone && r.condition != Condition::kIfAbsent &&
-      r.condition != Condition::kIfVersion) {
-    return Status::InvalidArgument(
-        "commit: unknown condition " +
-        std::to_string(static_cast<int>(r.condition)));
-  }
+  p.home = ix::HomeBucket(hash, bucket_count_);
+  p.new_slot = ix::PackSlot({ix::Fingerprint(hash),
+                             static_cast<uint16_t>(r.length / ix::kUnit),
+                             static_cast<uint32_t>(p.log_off / ix::kUnit)});
+  return p;
+}
+
+Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
+  Result<Prepared> p = PrepareCommit(r);
+  if (!p.ok()) return p.status();
+  std::lock_guard<std::mutex> lock(StripeFor(p->home));
+  Deferred d;
+  bool deferred = false;
+  Result<CommitResult> res = CommitLocked(
+      r, *p, [] {}, &d, &deferred);
+  if (deferred) CompleteDeferred(&d, 1);
+  return res;
+}
+
+Result<CommitResult> Keyspace::CommitLocked(
+    const CommitRequest& r, const Prepared& p,
+    const std::function<void()>& before_sync, Deferred* deferred,
+    bool* is_deferred) {
+  *is_deferred = false;
+  const rf::RecordView& view = p.view;
+  const bool tombstone = view.tombstone();
   CommitResult res;
   res.tombstone = tombstone;
-
-  std::lock_guard<std::mutex> lock(StripeFor(home));
   Found old;
-  const bool exists = FindSlot(view.key, hash, &old);
+  const bool exists = FindSlot(view.key, view.header.key_hash, &old);
   if (r.condition == Condition::kIfAbsent && exists) {
     return Status::ConditionFailed("the key exists (version " +
                                    std::to_string(old.view.header.sequence) +
@@ -149,15 +169,27 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
     res.previous = {old.view.header.sequence, ix::SlotLogOffset(old.value),
                     static_cast<uint32_t>(ix::SlotRecordBytes(old.value))};
   }
-  uint8_t* const record = log_ + log_off;
+  uint8_t* const record = log_ + p.log_off;
   // The sequence is assigned here, under the key's lock: commit order is
   // sequence order, and the record's CRC now covers it. The record is not
   // reachable from any slot yet, so no reader sees it change.
   const uint64_t sequence = NextSequence();
   rf::SealRecord(record, view, sequence);
-  res.committed = {sequence, log_off, r.length};
-  uint64_t* const buckets = Bucket(home);
+  res.committed = {sequence, p.log_off, r.length};
+  uint64_t* const buckets = Bucket(p.home);
   const size_t buckets_len = ix::kProbeBuckets * ix::kBucketSize;
+  if (!tombstone && TakeEmptySlot(p.home, p.new_slot) != nullptr) {
+    // Other home buckets' writers (other stripes) may race for the same
+    // empty slot, hence CAS; non-empty slots change only under their
+    // key's stripe. The commit point (record + buckets persisted) and
+    // the old slot's clear are the caller's: CompleteDeferred. Counted
+    // live now, so that the segment cannot be freed before.
+    segments_->AddLive(r.segment, r.length);
+    *deferred = {record, r.length, buckets, exists ? old.slot : nullptr, res};
+    *is_deferred = true;
+    return res;
+  }
+  before_sync();
   if (tombstone) {
     if (!exists) return res;
     persister_->Persist(buckets, buckets_len);
@@ -165,22 +197,10 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
     persister_->PersistPair(record, r.length, buckets,
                             buckets_len);  // commit point
     keys_.fetch_sub(1);
-  } else if (TakeEmptySlot(home, new_slot) != nullptr) {
-    // Other home buckets' writers (other stripes) may race for the same
-    // empty slot, hence CAS; non-empty slots change only under their
-    // key's stripe.
-    persister_->PersistPair(record, r.length, buckets,
-                            buckets_len);  // commit point
-    if (exists) {
-      __atomic_store_n(old.slot, 0, __ATOMIC_RELEASE);  // durable later
-      std::lock_guard<std::mutex> pending(pending_mu_);
-      pending_clears_.push_back(old.slot);
-    } else {
-      keys_.fetch_add(1);
-    }
   } else if (exists) {
     persister_->Persist(record, r.length);
-    KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point
+    KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point
+    segments_->AddLive(r.segment, r.length);
   } else {
     return Status::NoSpace(
         "keyspace '" + name_ + "': index full — the " +
@@ -189,13 +209,39 @@ Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
         "larger index capacity");
   }
   // Accounting strictly after the persisted slot change.
-  if (!tombstone) segments_->AddLive(r.segment, r.length);
   if (exists) {
     segments_->RemoveLive(
         static_cast<uint32_t>(res.previous.log_offset / segment_size_),
         res.previous.length);
   }
   return res;
+}
+
+void Keyspace::CompleteDeferred(const Deferred* d, size_t n) {
+  if (n == 0) return;
+  std::vector<Persister::Range> ranges;
+  ranges.reserve(2 * n);
+  const size_t buckets_len = ix::kProbeBuckets * ix::kBucketSize;
+  for (size_t i = 0; i < n; i++) {
+    ranges.push_back({d[i].record, d[i].length});
+    ranges.push_back({d[i].buckets, buckets_len});
+  }
+  persister_->PersistRanges(ranges.data(), ranges.size());  // commit point
+  for (size_t i = 0; i < n; i++) {
+    if (d[i].old_slot == nullptr) {
+      keys_.fetch_add(1);
+      continue;
+    }
+    __atomic_store_n(d[i].old_slot, 0, __ATOMIC_RELEASE);  // durable later
+    {
+      std::lock_guard<std::mutex> pending(pending_mu_);
+      pending_clears_.push_back(d[i].old_slot);
+    }
+    // Accounting strictly after the persisted slot change.
+    const Version& prev = d[i].result.previous;
+    segments_->RemoveLive(
+        static_cast<uint32_t>(prev.log_offset / segment_size_), prev.length);
+  }
 }
 
 }  // namespace kv::store

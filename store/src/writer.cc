@@ -10,10 +10,14 @@ namespace rf = kv::record_format;
 
 Writer::Writer(std::shared_ptr<Keyspace> keyspace) : ks_(std::move(keyspace)) {}
 
+Writer::Writer(std::shared_ptr<Keyspace> keyspace, CommitGroup* group)
+    : ks_(std::move(keyspace)), group_(group) {}
+
 Writer::~Writer() { (void)Close(); }
 
 Status Writer::Close() {
   if (!have_grant_) return Status::Ok();
+  if (group_ != nullptr) group_->Finish();  // before the segment goes
   have_grant_ = false;
   return ks_->ReturnSegment(grant_);
 }
@@ -21,6 +25,7 @@ Status Writer::Close() {
 Status Writer::EnsureRoom(uint64_t bytes, bool tombstone) {
   if (have_grant_ && grant_.start + bytes <= grant_.size) return Status::Ok();
   if (have_grant_) {
+    if (group_ != nullptr) group_->Finish();  // before the seal
     have_grant_ = false;
     KV_RETURN_IF_ERROR(ks_->SealSegment(grant_));
   }
@@ -64,7 +69,7 @@ Result<CommitResult> Writer::Append(std::string_view key,
   req.condition = condition;
   req.expected_sequence = expected;
   grant_.start += size;
-  return ks_->Commit(req);
+  return group_ != nullptr ? group_->Add(req) : ks_->Commit(req);
 }
 
 Result<CommitResult> Writer::Put(std::string_view key, std::string_view value,

@@ -28,6 +28,9 @@ struct ServerOptions {
   uint16_t max_inflight = 32;      // messages a client may have outstanding
   std::chrono::milliseconds hello_timeout{5000};
   uint32_t spin_us = 0;  // session busy-poll before blocking (0: block)
+  // Group commit: the COMMITs a session reaps together share one persist
+  // point (server/README.md, "Group commit").
+  bool group_commit = true;
 };
 
 // Parses a byte size: a number with an optional K, M, G or T suffix

@@ -35,6 +35,7 @@
 
 namespace kv::store {
 
+class CommitGroup;
 class SegmentTable;
 
 class Keyspace {
@@ -194,10 +195,27 @@ class Keyspace {
   void ForEachSlot(const std::function<bool(const SlotEntry&)>& fn) const;
 
  private:
+  friend class CommitGroup;
   struct Found {
     uint64_t* slot = nullptr;
     uint64_t value = 0;
     record_format::RecordView view;
+  };
+  // A commit request that passed every check not needing the key's lock.
+  struct Prepared {
+    record_format::RecordView view;
+    uint64_t log_off = 0;
+    uint64_t home = 0;
+    uint64_t new_slot = 0;
+  };
+  // A put whose slot is stored but whose commit point (record + buckets
+  // persisted) is still to come; then its old slot is cleared.
+  struct Deferred {
+    const uint8_t* record = nullptr;
+    uint32_t length = 0;
+    const uint64_t* buckets = nullptr;
+    uint64_t* old_slot = nullptr;  // the key's previous slot, or nullptr
+    CommitResult result;
   };
 
   uint64_t* Bucket(uint64_t b) const;
@@ -213,6 +231,19 @@ class Keyspace {
   // stripe, or accepts races). Returns false when absent.
   bool FindSlot(std::string_view key, uint64_t hash, Found* out) const;
   Status PersistSlot(uint64_t* slot, uint64_t value);
+  // Commit's checks before the key's lock (bounds, claim, record).
+  Result<Prepared> PrepareCommit(const CommitRequest& r);
+  // Commit under the key's stripe: condition, sequence, slot. A put that
+  // found an empty slot is left for the caller to complete (*deferred
+  // set, *is_deferred true): nothing of it is persisted yet. Other paths
+  // call before_sync() first (a group persists what it holds), then
+  // complete as documented at Commit.
+  Result<CommitResult> CommitLocked(const CommitRequest& r, const Prepared& p,
+                                    const std::function<void()>& before_sync,
+                                    Deferred* deferred, bool* is_deferred);
+  // The commit point of deferred puts (one persist of all their records
+  // and buckets), then their old slots' clears and the accounting.
+  void CompleteDeferred(const Deferred* d, size_t n);
   // Takes an empty slot of home's buckets for `value` (CAS: writers of
   // other home buckets may race for it). nullptr when all are taken.
   uint64_t* TakeEmptySlot(uint64_t home, uint64_t value);

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "kv/status.h"
+#include "kv/store/commit_group.h"
 #include "kv/store/keyspace.h"
 #include "kv/store/segment.h"
 
@@ -21,11 +22,15 @@ namespace kv::store {
 class Writer {
  public:
   explicit Writer(std::shared_ptr<Keyspace> keyspace);
+  // Commits through `group` (group commit): a put is durable only after
+  // group->Finish() (commit_group.h). The group outlives the Writer.
+  Writer(std::shared_ptr<Keyspace> keyspace, CommitGroup* group);
   ~Writer();  // returns the segment
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  // Durable put: when it returns ok the value survives a crash. Errors:
+  // Durable put: when it returns ok the value survives a crash (with a
+  // group: once the group is Finish()ed). Errors:
   // invalid_argument (key not 1..1024 bytes, value over the keyspace's
   // max), no_space (log or index full; the Writer never runs the cleaner —
   // call Keyspace::Clean and retry), and whatever Commit returns.
@@ -50,6 +55,7 @@ class Writer {
   std::shared_ptr<Keyspace> ks_;
   SegmentGrant grant_;
   bool have_grant_ = false;
+  CommitGroup* const group_ = nullptr;
 };
 
 }  // namespace kv::store
