@@ -2,6 +2,7 @@
 #include "connection.h"
 
 #include <poll.h>
+#include <sched.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -429,6 +430,10 @@ Status Connection::Wait(Clock::time_point deadline,
     if ((++spins & 63) != 0 && spin_until != Clock::time_point::min()) {
       continue;  // check the clock every 64 empty polls
     }
+    // A software provider's progress thread (tcp) needs this core more
+    // than another empty poll does: on a small machine a pure spin
+    // starves it for a scheduler tick (measured: client/README.md).
+    if (spin_until != Clock::time_point::min()) sched_yield();
     const auto now = Clock::now();
     if (now >= deadline) break;
     if (now < spin_until) continue;

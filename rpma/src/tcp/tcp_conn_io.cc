@@ -9,6 +9,7 @@
 #include "log_internal.h"
 #include "tcp/limits.h"
 #include "tcp/tcp_conn.h"
+#include "tcp/tcp_cq.h"
 #include "tcp/tcp_mr.h"
 #include "tcp/tcp_qp.h"
 
@@ -16,6 +17,9 @@ namespace rpma::prov::tcp {
 
 void TcpConn::OnEvent(uint32_t events) {
   std::lock_guard<std::mutex> lock(mu_);
+  // The completions of everything read now wake the application once
+  // (fired before the lock is released, where Push fired them).
+  NotifyBatch batch;
   if (fd_ < 0) return;
   if (state_ == State::kConnecting) {
     FinishConnect();

@@ -109,7 +109,24 @@ void TcpCq::Push(const struct ibv_wc& wc) {
       fire = true;
     }
   }
-  if (fire) channel_->Notify(this);
+  if (fire && !NotifyBatch::Defer(this)) channel_->Notify(this);
+}
+
+namespace {
+thread_local NotifyBatch* current_batch = nullptr;
+}  // namespace
+
+NotifyBatch::NotifyBatch() : outer_(current_batch) { current_batch = this; }
+
+NotifyBatch::~NotifyBatch() {
+  current_batch = outer_;
+  for (TcpCq* cq : cqs_) cq->FireChannel();
+}
+
+bool NotifyBatch::Defer(TcpCq* cq) {
+  if (current_batch == nullptr) return false;
+  current_batch->cqs_.push_back(cq);
+  return true;
 }
 
 }  // namespace rpma::prov::tcp

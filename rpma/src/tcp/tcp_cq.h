@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <mutex>
+#include <vector>
 
 #include "provider/provider.h"
 
@@ -35,6 +36,27 @@ class TcpCompletionChannel : public CompletionChannel {
   std::deque<TcpCq*> events_;
 };
 
+// Coalesces completion-channel events on this thread: while a NotifyBatch
+// is alive, a TcpCq::Push that would fire its channel fires it when the
+// batch ends instead (once per CQ, as it was armed once). The engine opens
+// one around the frames of one socket event, so the application wakes
+// once per batch of completions instead of once per completion (as a NIC
+// moderates its interrupts). Not copyable; nests.
+class NotifyBatch {
+ public:
+  NotifyBatch();
+  ~NotifyBatch();  // fires what was deferred
+  NotifyBatch(const NotifyBatch&) = delete;
+  NotifyBatch& operator=(const NotifyBatch&) = delete;
+  // Defers cq's event to the innermost batch of this thread; false when
+  // none is open (fire now).
+  static bool Defer(TcpCq* cq);
+
+ private:
+  NotifyBatch* const outer_;
+  std::vector<TcpCq*> cqs_;
+};
+
 class TcpCq : public Cq {
  public:
   TcpCq(int cqe, TcpCompletionChannel* channel);
@@ -46,6 +68,8 @@ class TcpCq : public Cq {
 
   // Adds one completion; fires the channel once if armed.
   void Push(const struct ibv_wc& wc);
+  // Queues the channel event a Push deferred (NotifyBatch).
+  void FireChannel() { channel_->Notify(this); }
 
  private:
   const size_t cqe_;
