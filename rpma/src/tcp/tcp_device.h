@@ -1,7 +1,7 @@
-// The synthetic device of the tcp provider: one per (address, mode), never
-// freed. Its ibv_context is a zeroed placeholder (with a synthetic
-// ibv_device named rpma_tcpN) that only serves as a handle for the
-// registry.
+// The synthetic device of the tcp provider: one per (address, mode), owned
+// by the device registry (provider/device_registry.h) and never freed. Its
+// ibv_context is a zeroed placeholder (with a synthetic ibv_device named
+// rpma_tcpN) that only serves as a handle for the registry.
 //
 // What the device claims to be is chosen when it is looked up, from the
 // environment, so that CI can run the semantic layer the way it runs on
@@ -38,6 +38,12 @@ bool StrictMode();
 // Parses an RPMA_TCP_CAPS value (null or empty = native) into *out.
 // -EINVAL (and *out untouched) for an unknown token.
 int ParseCaps(const char* spec, DeviceCaps* out);
+
+// The registered tcp device for addr with exactly `caps` (whatever
+// RPMA_TCP_CAPS says); TcpGetDevice() = ParseCaps(RPMA_TCP_CAPS) + this.
+// -EINVAL when addr does not resolve.
+int GetDeviceWithCaps(const char* addr, bool local, const DeviceCaps& caps,
+                      Device** out);
 
 class TcpDevice : public Device {
  public:
