@@ -207,7 +207,11 @@ class Qp {
   // -ENOMEM: the send queue is full; -EINVAL: the QP never connected, or
   // an unknown opcode; -EOPNOTSUPP (verbs): kFlush, or kAtomicWrite on a
   // device without native atomic write (the semantic layer never posts
-  // them then; tcp serves both always). In error: accepted and flushed.
+  // them then; tcp posts both always). In error: accepted and flushed.
+  // A responder whose device lacks native flush / atomic write refuses
+  // such a request as a NIC does: the WR completes with
+  // IBV_WC_REM_INV_REQ_ERR and both QPs go to error (tcp: a device whose
+  // RPMA_TCP_CAPS leaves them off).
   virtual int PostSend(const SendWr& wr) = 0;
   virtual int PostRecv(const RecvWr& wr) = 0;  // -ENOMEM beyond rq_size
 };

@@ -65,7 +65,9 @@ TcpDevice::TcpDevice(int index, std::string host, DeviceCaps caps)
   ctx_.num_comp_vectors = 1;
 }
 
-int TcpDevice::AllocPd(std::unique_ptr<Pd>* out) { return TcpPd::Create(out); }
+int TcpDevice::AllocPd(std::unique_ptr<Pd>* out) {
+  return TcpPd::Create(caps_, out);
+}
 
 int GetDeviceWithCaps(const char* addr, bool local, const DeviceCaps& caps,
                       Device** out) {

@@ -11,7 +11,9 @@
 //                     emulated      neither: every flush is librpma's
 //                                   read-after-write, every atomic write a
 //                                   fenced 8-byte write (ConnectX-4/5/6 on
-//                                   rdma-core 44)
+//                                   rdma-core 44); as a target it refuses
+//                                   a native one from a peer, as such a
+//                                   NIC does (tcp_target.h)
 //                     flush, no_flush, atomic_write, no_atomic_write
 //                     iwarp, no_iwarp   iWARP transport: READ_DST regions
 //                                   also get remote write (off by default)
