@@ -6,6 +6,7 @@
 
 #include "export.h"
 #include "log_internal.h"
+#include "provider/device_registry.h"
 
 namespace rpma {
 

@@ -3,7 +3,7 @@
 
 #include "export.h"
 #include "log_internal.h"
-#include "provider/provider.h"
+#include "provider/device_registry.h"
 
 RPMA_EXPORT int rpma_utils_get_ibv_context(const char* addr,
                                            enum rpma_util_ibv_context_type type,

@@ -207,7 +207,11 @@ class Qp {
   // -ENOMEM: the send queue is full; -EINVAL: the QP never connected, or
   // an unknown opcode; -EOPNOTSUPP (verbs): kFlush, or kAtomicWrite on a
   // device without native atomic write (the semantic layer never posts
-  // them then; tcp serves both always). In error: accepted and flushed.
+  // them then; tcp posts both always). In error: accepted and flushed.
+  // A responder whose device lacks native flush / atomic write refuses
+  // such a request as a NIC does: the WR completes with
+  // IBV_WC_REM_INV_REQ_ERR and both QPs go to error (tcp: a device whose
+  // RPMA_TCP_CAPS leaves them off).
   virtual int PostSend(const SendWr& wr) = 0;
   virtual int PostRecv(const RecvWr& wr) = 0;  // -ENOMEM beyond rq_size
 };
@@ -358,7 +362,8 @@ class Pd {
 };
 
 // One RDMA device (or the tcp provider's synthetic one for an address).
-// Devices live until process exit (librpma has no release for contexts).
+// Devices are owned by the registry and live until process exit (librpma
+// has no release for contexts).
 class Device {
  public:
   virtual ~Device() = default;
@@ -369,39 +374,25 @@ class Device {
 };
 
 // ---------------------------------------------------------------------------
-// Device discovery (rpma/src/provider/registry.cc dispatches)
+// Device discovery: provider entry points. The registry
+// (provider/device_registry.h) owns every device they return, maps
+// contexts back to devices and does the RPMA_PROVIDER selection.
 // ---------------------------------------------------------------------------
 
-// Provider entry points. `local` = RPMA_UTIL_IBV_CONTEXT_LOCAL.
+// The provider's device for an address (`local` =
+// RPMA_UTIL_IBV_CONTEXT_LOCAL), registered on first use.
 // -ENODEV when the provider has no device for the address; -EINVAL when
-// the address does not resolve.
+// the address does not resolve (tcp also: RPMA_TCP_CAPS is malformed).
 int TcpGetDevice(const char* addr, bool local, Device** out);
 int VerbsGetDevice(const char* addr, bool local, Device** out);
 
 // A verbs Device wrapping a real ibv_context (opened by the application
-// itself, e.g. with ibv_open_device); null if it cannot be wrapped.
+// itself, e.g. with ibv_open_device), registered on first use; null if it
+// cannot be wrapped.
 Device* VerbsDeviceForContext(struct ibv_context* ctx);
 
 // True if libibverbs sees at least one RDMA device (cheap, silent).
 bool VerbsHasDevices();
-
-// 0.0.0.0 or :: (numeric forms only).
-bool IsWildcardAddress(const char* addr);
-
-// Picks the provider by RPMA_PROVIDER (tcp | verbs | auto; default auto:
-// verbs when it has a device for the address, else tcp).
-// -EINVAL for an unknown RPMA_PROVIDER value or an unresolvable address;
-// -EADDRNOTAVAIL in auto mode for a wildcard address on a host with RDMA
-// devices (its listener would get tcp, its clients verbs).
-int SelectDevice(const char* addr, bool local, Device** out);
-
-// The Device behind a context returned by rpma_utils_get_ibv_context(), or
-// a verbs Device wrapping an ibv_context the application opened itself.
-// Null if the context is unknown and no verbs device can wrap it.
-Device* DeviceFromContext(struct ibv_context* ctx);
-
-// Registers a provider's device so DeviceFromContext() finds it.
-void RegisterDevice(Device* device);
 
 }  // namespace rpma::prov
 

@@ -3,27 +3,29 @@
 // The queue itself (CmQueue) is shared: connections keep a shared_ptr to
 // the queue their id's events go to, so a connection never holds a
 // dangling pointer when an application destroys a channel in an order the
-// interface does not promise. The eventfd counter always equals the number
-// of queued events (see TcpCompletionChannel for the same scheme).
+// interface does not promise. The events sit in an EventQueue
+// (event_queue.h), which keeps the fd readable exactly while one is
+// pending.
 #ifndef RPMA_TCP_TCP_CM_CHANNEL_H_
 #define RPMA_TCP_TCP_CM_CHANNEL_H_
 
 #include <deque>
 #include <memory>
-#include <mutex>
 
 #include "provider/provider.h"
+#include "tcp/event_queue.h"
 
 namespace rpma::prov::tcp {
 
 class CmQueue {
  public:
   static int Create(std::shared_ptr<CmQueue>* out);
-  ~CmQueue();
-  int fd() const { return fd_; }
+  int fd() const { return events_->fd(); }
 
   // Queues ev; if the queue is closed, returns false and leaves ev intact.
-  bool Push(CmEvent* ev);
+  bool Push(CmEvent* ev) { return events_->Push(ev); }
+  // CmChannel::GetEvent: -ENODATA (not -EAGAIN) when the fd is
+  // non-blocking and nothing is pending, as rdma_get_cm_event.
   int Get(CmEvent* ev);
   // Drops the queued events of `id`.
   void DropFor(CmId* id);
@@ -31,15 +33,11 @@ class CmQueue {
   void MoveTo(CmId* id, CmQueue* to);
   // Refuses further events; returns the queued ones (destroyed by the
   // caller outside any lock: they may own CmIds).
-  std::deque<CmEvent> Close();
+  std::deque<CmEvent> Close() { return events_->Close(); }
 
  private:
   CmQueue() = default;
-  void TakeCountLocked(size_t n);
-  int fd_ = -1;
-  std::mutex mu_;
-  std::deque<CmEvent> events_;
-  bool closed_ = false;
+  std::unique_ptr<EventQueue<CmEvent>> events_;
 };
 
 class TcpCmChannel : public CmChannel {

@@ -18,12 +18,12 @@
 
 namespace rpma::prov::tcp {
 
-TcpConn::TcpConn(Engine* engine, MrTable* mrs)
+TcpConn::TcpConn(Engine* engine, MrTable* mrs, const DeviceCaps& caps)
     : strict_(StrictMode()),
       engine_(engine),
       mrs_(mrs),
       reader_(this),
-      target_(mrs, engine, &reader_, &out_) {}
+      target_(mrs, engine, &reader_, &out_, caps) {}
 
 TcpConn::~TcpConn() {
   if (fd_ >= 0) close(fd_);

@@ -59,7 +59,8 @@ class TcpConn : public Handler,
     kClosed,
   };
 
-  TcpConn(Engine* engine, MrTable* mrs);
+  // `caps`: what this connection's target serves (tcp_target.h).
+  TcpConn(Engine* engine, MrTable* mrs, const DeviceCaps& caps);
   ~TcpConn() override;
 
   // Active side, before Connect().

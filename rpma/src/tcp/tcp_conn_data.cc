@@ -132,9 +132,10 @@ bool TcpConn::HandleRequest(const FrameHeader& h) {
 bool TcpConn::OnVerdict(TcpTarget::Verdict v) {
   if (v == TcpTarget::Verdict::kRnr) return false;
   if (v == TcpTarget::Verdict::kFail) {
-    RPMA_LOG_WARNING("tcp: remote access violation by %s (status %llu)",
-                     peer_name_.c_str(),
-                     static_cast<unsigned long long>(target_.status()));
+    RPMA_LOG_WARNING(
+        "tcp: a request of %s failed at the target (status %llu); the "
+        "queue pair is in error",
+        peer_name_.c_str(), static_cast<unsigned long long>(target_.status()));
     QpError();
   }
   return true;

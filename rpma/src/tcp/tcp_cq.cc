@@ -1,12 +1,6 @@
 // Completion queue and channel; see tcp_cq.h.
 #include "tcp/tcp_cq.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <cerrno>
 
 #include "log_internal.h"
@@ -16,52 +10,23 @@ namespace rpma::prov::tcp {
 
 int TcpCompletionChannel::Create(std::unique_ptr<CompletionChannel>* out) {
   std::unique_ptr<TcpCompletionChannel> ch(new TcpCompletionChannel());
-  ch->fd_ = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
-  if (ch->fd_ < 0) return -errno;
+  int rc = EventQueue<TcpCq*>::Create(&ch->events_);
+  if (rc != 0) return rc;
   *out = std::move(ch);
   return 0;
 }
 
-TcpCompletionChannel::~TcpCompletionChannel() {
-  if (fd_ >= 0) close(fd_);
-}
-
-// Invariant: the eventfd counter == events_.size(), both changed under
-// mu_; so the read in GetEvent never blocks while an event is queued.
 int TcpCompletionChannel::GetEvent(Cq** cq) {
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!events_.empty()) {
-        uint64_t v;
-        if (read(fd_, &v, sizeof(v)) != sizeof(v)) return -EIO;
-        *cq = events_.front();
-        events_.pop_front();
-        return 0;
-      }
-    }
-    int flags = fcntl(fd_, F_GETFL);
-    if (flags >= 0 && (flags & O_NONBLOCK)) return -EAGAIN;
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, -1) < 0 && errno != EINTR) return -errno;
-  }
+  TcpCq* fired = nullptr;
+  int rc = events_->Get(&fired);
+  if (rc == 0) *cq = fired;
+  return rc;
 }
 
-void TcpCompletionChannel::Notify(TcpCq* cq) {
-  std::lock_guard<std::mutex> lock(mu_);
-  events_.push_back(cq);
-  uint64_t one = 1;
-  (void)!write(fd_, &one, sizeof(one));
-}
+void TcpCompletionChannel::Notify(TcpCq* cq) { (void)events_->Push(&cq); }
 
 void TcpCompletionChannel::Drop(TcpCq* cq) {
-  std::lock_guard<std::mutex> lock(mu_);
-  size_t before = events_.size();
-  events_.erase(std::remove(events_.begin(), events_.end(), cq), events_.end());
-  for (size_t i = events_.size(); i < before; ++i) {
-    uint64_t v;
-    (void)!read(fd_, &v, sizeof(v));
-  }
+  (void)events_->RemoveIf([cq](TcpCq* ev) { return ev == cq; });
 }
 
 TcpCq::TcpCq(int cqe, TcpCompletionChannel* channel)

@@ -2,18 +2,19 @@
 //
 // Completions are pushed by the engine thread (target side: receives;
 // initiator side: responses) and by posting threads (flushed WRs), polled
-// by the application. A channel keeps an eventfd whose counter equals the
-// number of queued events (EFD_SEMAPHORE), so the fd is readable exactly
-// while an event is pending and an O_NONBLOCK fd makes GetEvent fail with
-// -EAGAIN.
+// by the application. A channel's events sit in an EventQueue
+// (event_queue.h): the fd is readable exactly while an event is pending
+// and an O_NONBLOCK fd makes GetEvent fail with -EAGAIN.
 #ifndef RPMA_TCP_TCP_CQ_H_
 #define RPMA_TCP_TCP_CQ_H_
 
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "provider/provider.h"
+#include "tcp/event_queue.h"
 
 namespace rpma::prov::tcp {
 
@@ -22,8 +23,7 @@ class TcpCq;
 class TcpCompletionChannel : public CompletionChannel {
  public:
   static int Create(std::unique_ptr<CompletionChannel>* out);
-  ~TcpCompletionChannel() override;
-  int fd() const override { return fd_; }
+  int fd() const override { return events_->fd(); }
   int GetEvent(Cq** cq) override;
 
   void Notify(TcpCq* cq);  // queue one event for cq
@@ -31,9 +31,7 @@ class TcpCompletionChannel : public CompletionChannel {
 
  private:
   TcpCompletionChannel() = default;
-  int fd_ = -1;
-  std::mutex mu_;
-  std::deque<TcpCq*> events_;
+  std::unique_ptr<EventQueue<TcpCq*>> events_;
 };
 
 // Coalesces completion-channel events on this thread: while a NotifyBatch

@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <string_view>
 
 #include "log_internal.h"
+#include "provider/device_registry.h"
 #include "tcp/socket_util.h"
 #include "tcp/tcp_pd.h"
 
@@ -65,7 +65,30 @@ TcpDevice::TcpDevice(int index, std::string host, DeviceCaps caps)
   ctx_.num_comp_vectors = 1;
 }
 
-int TcpDevice::AllocPd(std::unique_ptr<Pd>* out) { return TcpPd::Create(out); }
+int TcpDevice::AllocPd(std::unique_ptr<Pd>* out) {
+  return TcpPd::Create(caps_, out);
+}
+
+int GetDeviceWithCaps(const char* addr, bool local, const DeviceCaps& caps,
+                      Device** out) {
+  if (addr == nullptr || out == nullptr) return -EINVAL;
+  SockAddr sa;
+  int rc = Resolve(addr, nullptr, local, &sa);
+  if (rc != 0) return rc;
+  std::string host = NumericHost(sa);
+  // One device per address and capability set: a context handed out keeps
+  // the capabilities it was looked up with.
+  std::string key = host + "|" + (caps.native_flush ? "F" : "f") +
+                    (caps.native_atomic_write ? "A" : "a") +
+                    (caps.iwarp ? "I" : "i");
+  Device* dev = DeviceRegistry::Instance().Intern(
+      "tcp", key, [&](int ordinal) -> std::unique_ptr<Device> {
+        return std::make_unique<TcpDevice>(ordinal, host, caps);
+      });
+  if (dev == nullptr) return -ENOMEM;
+  *out = dev;
+  return 0;
+}
 
 }  // namespace tcp
 
@@ -80,28 +103,7 @@ int TcpGetDevice(const char* addr, bool local, Device** out) {
         spec);
     return -EINVAL;
   }
-  tcp::SockAddr sa;
-  int rc = tcp::Resolve(addr, nullptr, local, &sa);
-  if (rc != 0) return rc;
-  std::string host = tcp::NumericHost(sa);
-  // One device per address and capability set: a context handed out keeps
-  // the capabilities it was looked up with.
-  std::string key = host + "|" + (caps.native_flush ? "F" : "f") +
-                    (caps.native_atomic_write ? "A" : "a") +
-                    (caps.iwarp ? "I" : "i");
-  static std::mutex mu;
-  static auto* devices = new std::map<std::string, tcp::TcpDevice*>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = devices->find(key);
-  if (it == devices->end()) {
-    // Never freed: contexts handed out must stay valid (provider.h).
-    auto* dev =
-        new tcp::TcpDevice(static_cast<int>(devices->size()), host, caps);
-    it = devices->emplace(key, dev).first;
-    RegisterDevice(dev);
-  }
-  *out = it->second;
-  return 0;
+  return tcp::GetDeviceWithCaps(addr, local, caps, out);
 }
 
 }  // namespace rpma::prov

@@ -1,7 +1,7 @@
-// The synthetic device of the tcp provider: one per (address, mode), never
-// freed. Its ibv_context is a zeroed placeholder (with a synthetic
-// ibv_device named rpma_tcpN) that only serves as a handle for the
-// registry.
+// The synthetic device of the tcp provider: one per (address, mode), owned
+// by the device registry (provider/device_registry.h) and never freed. Its
+// ibv_context is a zeroed placeholder (with a synthetic ibv_device named
+// rpma_tcpN) that only serves as a handle for the registry.
 //
 // What the device claims to be is chosen when it is looked up, from the
 // environment, so that CI can run the semantic layer the way it runs on
@@ -11,7 +11,9 @@
 //                     emulated      neither: every flush is librpma's
 //                                   read-after-write, every atomic write a
 //                                   fenced 8-byte write (ConnectX-4/5/6 on
-//                                   rdma-core 44)
+//                                   rdma-core 44); as a target it refuses
+//                                   a native one from a peer, as such a
+//                                   NIC does (tcp_target.h)
 //                     flush, no_flush, atomic_write, no_atomic_write
 //                     iwarp, no_iwarp   iWARP transport: READ_DST regions
 //                                   also get remote write (off by default)
@@ -38,6 +40,12 @@ bool StrictMode();
 // Parses an RPMA_TCP_CAPS value (null or empty = native) into *out.
 // -EINVAL (and *out untouched) for an unknown token.
 int ParseCaps(const char* spec, DeviceCaps* out);
+
+// The registered tcp device for addr with exactly `caps` (whatever
+// RPMA_TCP_CAPS says); TcpGetDevice() = ParseCaps(RPMA_TCP_CAPS) + this.
+// -EINVAL when addr does not resolve.
+int GetDeviceWithCaps(const char* addr, bool local, const DeviceCaps& caps,
+                      Device** out);
 
 class TcpDevice : public Device {
  public:

@@ -16,8 +16,13 @@
 namespace rpma::prov::tcp {
 
 ListenSocket::ListenSocket(int fd, Engine* engine, MrTable* mrs,
+                           const DeviceCaps& caps,
                            std::shared_ptr<CmQueue> queue)
-    : fd_(fd), engine_(engine), mrs_(mrs), queue_(std::move(queue)) {}
+    : fd_(fd),
+      engine_(engine),
+      mrs_(mrs),
+      caps_(caps),
+      queue_(std::move(queue)) {}
 
 ListenSocket::~ListenSocket() {
   if (fd_ >= 0) close(fd_);
@@ -68,7 +73,7 @@ void ListenSocket::OnEvent(uint32_t events) {
       return;
     }
     // The connection holds the listener only until its hello arrives.
-    auto conn = std::make_shared<TcpConn>(engine_, mrs_);
+    auto conn = std::make_shared<TcpConn>(engine_, mrs_, caps_);
     if (conn->Adopt(fd, shared_from_this()) != 0) {
       RPMA_LOG_ERROR("tcp: cannot serve an accepted connection");
     }
@@ -97,8 +102,8 @@ void ListenSocket::OnTick(int64_t /*now_ms*/) {
   engine_->Modify(fd_, hid_, EPOLLIN);
 }
 
-int TcpListener::Create(Engine* engine, MrTable* mrs, const char* addr,
-                        const char* port, CmChannel* channel,
+int TcpListener::Create(Engine* engine, MrTable* mrs, const DeviceCaps& caps,
+                        const char* addr, const char* port, CmChannel* channel,
                         std::unique_ptr<Listener>* out) {
   auto* ch = dynamic_cast<TcpCmChannel*>(channel);
   if (ch == nullptr || port == nullptr) return -EINVAL;
@@ -116,7 +121,8 @@ int TcpListener::Create(Engine* engine, MrTable* mrs, const char* addr,
     close(fd);
     return rc;
   }
-  auto sock = std::make_shared<ListenSocket>(fd, engine, mrs, ch->queue());
+  auto sock =
+      std::make_shared<ListenSocket>(fd, engine, mrs, caps, ch->queue());
   rc = sock->Start();
   if (rc != 0) return rc;  // ~ListenSocket closes fd
   out->reset(new TcpListener(std::move(sock)));

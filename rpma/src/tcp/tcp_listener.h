@@ -21,7 +21,7 @@ class MrTable;
 class ListenSocket : public Handler,
                      public std::enable_shared_from_this<ListenSocket> {
  public:
-  ListenSocket(int fd, Engine* engine, MrTable* mrs,
+  ListenSocket(int fd, Engine* engine, MrTable* mrs, const DeviceCaps& caps,
                std::shared_ptr<CmQueue> queue);
   ~ListenSocket() override;
   void OnEvent(uint32_t events) override;
@@ -41,6 +41,7 @@ class ListenSocket : public Handler,
   uint64_t hid_ = 0;
   Engine* const engine_;
   MrTable* const mrs_;
+  const DeviceCaps caps_;  // of accepted connections' targets
   std::shared_ptr<CmQueue> queue_;
   bool alive_ = true;
   // accept() failed for want of descriptors or memory: the listening
@@ -54,8 +55,8 @@ class TcpListener : public Listener {
  public:
   // Binds and listens on addr:port; -EINVAL if unresolvable, -EADDRINUSE,
   // -EADDRNOTAVAIL or another negative errno from bind/listen.
-  static int Create(Engine* engine, MrTable* mrs, const char* addr,
-                    const char* port, CmChannel* channel,
+  static int Create(Engine* engine, MrTable* mrs, const DeviceCaps& caps,
+                    const char* addr, const char* port, CmChannel* channel,
                     std::unique_ptr<Listener>* out);
   ~TcpListener() override;
 

@@ -13,8 +13,8 @@
 
 namespace rpma::prov::tcp {
 
-int TcpPd::Create(std::unique_ptr<Pd>* out) {
-  std::unique_ptr<TcpPd> pd(new TcpPd());
+int TcpPd::Create(const DeviceCaps& caps, std::unique_ptr<Pd>* out) {
+  std::unique_ptr<TcpPd> pd(new TcpPd(caps));
   int rc = Engine::Create(&pd->engine_);
   if (rc != 0) return rc;
   *out = std::move(pd);
@@ -55,7 +55,8 @@ int TcpPd::CreateCmChannel(std::unique_ptr<CmChannel>* out) {
 
 int TcpPd::Listen(const char* addr, const char* port, CmChannel* channel,
                   std::unique_ptr<Listener>* out) {
-  return TcpListener::Create(engine_.get(), &mrs_, addr, port, channel, out);
+  return TcpListener::Create(engine_.get(), &mrs_, caps_, addr, port, channel,
+                             out);
 }
 
 int TcpPd::CreateActiveId(const char* addr, const char* port, int timeout_ms,
@@ -65,7 +66,7 @@ int TcpPd::CreateActiveId(const char* addr, const char* port, int timeout_ms,
   int rc = Resolve(addr, port, false, &sa);
   if (rc != 0) return rc;
   // Nothing on the wire until Connect().
-  auto conn = std::make_shared<TcpConn>(engine_.get(), &mrs_);
+  auto conn = std::make_shared<TcpConn>(engine_.get(), &mrs_, caps_);
   conn->SetPeer(sa, timeout_ms);
   auto id = std::make_unique<TcpCmId>(conn);
   conn->BindId(id.get());

@@ -19,7 +19,8 @@ namespace rpma::prov::tcp {
 
 class TcpPd : public Pd {
  public:
-  static int Create(std::unique_ptr<Pd>* out);
+  // `caps`: what the device serves as a target (tcp_target.h).
+  static int Create(const DeviceCaps& caps, std::unique_ptr<Pd>* out);
   ~TcpPd() override;
 
   int RegMr(void* addr, size_t length, int access,
@@ -39,7 +40,8 @@ class TcpPd : public Pd {
   int64_t HeldForPeers() const { return engine_->held(); }
 
  private:
-  TcpPd() = default;
+  explicit TcpPd(const DeviceCaps& caps) : caps_(caps) {}
+  const DeviceCaps caps_;
   MrTable mrs_;
   std::unique_ptr<Engine> engine_;
 };

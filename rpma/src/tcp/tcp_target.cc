@@ -22,8 +22,8 @@ uint8_t* Ptr(uint64_t addr) {
 }  // namespace
 
 TcpTarget::TcpTarget(MrTable* mrs, Engine* engine, FrameReader* reader,
-                     OutQueue* out)
-    : mrs_(mrs), engine_(engine), reader_(reader), out_(out) {}
+                     OutQueue* out, const DeviceCaps& caps)
+    : mrs_(mrs), engine_(engine), reader_(reader), out_(out), caps_(caps) {}
 
 void TcpTarget::Drop(const FrameHeader& h) {
   cur_ = h;
@@ -94,6 +94,7 @@ TcpTarget::Verdict TcpTarget::Read(const FrameHeader& h) {
 }
 
 TcpTarget::Verdict TcpTarget::AtomicWrite(const FrameHeader& h) {
+  if (!caps_.native_atomic_write) return Unsupported("native atomic write");
   if (h.addr % 8 != 0) return Fail(kRespRemoteInvalid);
   if (Check(h, 8, kAccessRemoteWrite) == nullptr) {
     return Fail(kRespRemoteAccess);
@@ -110,6 +111,7 @@ TcpTarget::Verdict TcpTarget::AtomicWrite(const FrameHeader& h) {
 }
 
 TcpTarget::Verdict TcpTarget::Flush(const FrameHeader& h) {
+  if (!caps_.native_flush) return Unsupported("native flush");
   int need = (h.flags & kFlagFlushVisibility) ? kAccessFlushVisibility
                                               : kAccessFlushPersistent;
   std::shared_ptr<MrEntry> e = Check(h, h.value, need);
@@ -174,6 +176,17 @@ TcpTarget::Verdict TcpTarget::Fail(uint64_t status) {
   // unexecuted (the initiator flushes them), posted receives flush.
   failed_ = true;
   return Verdict::kFail;
+}
+
+TcpTarget::Verdict TcpTarget::Unsupported(const char* what) {
+  // Checked before the rkey, as a NIC rejects an opcode it does not
+  // implement before it looks at the memory. Neither request carries a
+  // payload, so nothing is left to discard.
+  RPMA_LOG_ERROR(
+      "tcp: refusing a %s request: this device has none (RPMA_TCP_CAPS); "
+      "the peer must emulate it as on a NIC without one",
+      what);
+  return Fail(kRespRemoteInvalid);
 }
 
 TcpTarget::Verdict TcpTarget::Finish() {

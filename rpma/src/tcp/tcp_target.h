@@ -26,7 +26,12 @@ struct MrEntry;
 
 class TcpTarget {
  public:
-  TcpTarget(MrTable* mrs, Engine* engine, FrameReader* reader, OutQueue* out);
+  // `caps`: what the device serves. Without native_flush /
+  // native_atomic_write a native FLUSH / ATOMIC_WRITE request is refused
+  // the way a NIC without them refuses it (Invalid Request NAK: the
+  // requester's WR completes with IBV_WC_REM_INV_REQ_ERR, both QPs fail).
+  TcpTarget(MrTable* mrs, Engine* engine, FrameReader* reader, OutQueue* out,
+            const DeviceCaps& caps);
 
   void set_qp(TcpQp* qp) { qp_ = qp; }
 
@@ -79,6 +84,8 @@ class TcpTarget {
   void Respond(uint64_t status, const void* payload = nullptr, size_t len = 0,
                std::shared_ptr<MrEntry> mr = nullptr);
   Verdict Fail(uint64_t status);
+  // An opcode this device does not serve natively (RPMA_TCP_CAPS).
+  Verdict Unsupported(const char* what);
   // The flush itself: a fence, then for a persistent flush the region's
   // persist method (pmem_persist.h).
   static uint64_t ExecuteFlush(const FrameHeader& h, const MrEntry& e);
@@ -87,6 +94,7 @@ class TcpTarget {
   Engine* const engine_;
   FrameReader* const reader_;
   OutQueue* const out_;
+  const DeviceCaps caps_;
   TcpQp* qp_ = nullptr;
 
   FrameHeader cur_;

@@ -14,10 +14,11 @@
 #include <rdma/rdma_cma.h>
 
 #include <cerrno>
-#include <mutex>
+#include <cstdio>
+#include <memory>
 #include <new>
-#include <unordered_map>
 
+#include "provider/device_registry.h"
 #include "verbs/verbs_mapping.h"
 #include "verbs/verbs_pd.h"
 
@@ -27,18 +28,6 @@ namespace {
 
 // librpma's fixed timeout for resolving a REMOTE address.
 constexpr int kResolveTimeoutMs = 1000;
-
-std::mutex& DevicesMutex() {
-  static std::mutex m;
-  return m;
-}
-
-// Never destroyed: devices outlive every static destructor that might still
-// use them.
-std::unordered_map<ibv_context*, VerbsDevice*>& Devices() {
-  static auto* map = new std::unordered_map<ibv_context*, VerbsDevice*>();
-  return *map;
-}
 
 }  // namespace
 
@@ -89,19 +78,21 @@ bool AnyRdmaDevice() {
 
 VerbsDevice* VerbsDevice::ForContext(ibv_context* ctx) {
   if (ctx == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(DevicesMutex());
-  auto it = Devices().find(ctx);
-  if (it != Devices().end()) return it->second;
-  ibv_device_attr_ex attr = {};
-  if (ibv_query_device_ex(ctx, nullptr, &attr) != 0) return nullptr;
-  const ibv_transport_type transport = ctx->device != nullptr
-                                           ? ctx->device->transport_type
-                                           : IBV_TRANSPORT_UNKNOWN;
-  auto* dev = new (std::nothrow) VerbsDevice(
-      ctx, CapsFromAttr(attr, transport, NativeAtomicWriteAllowed()));
-  if (dev == nullptr) return nullptr;
-  Devices().emplace(ctx, dev);
-  return dev;
+  // Keyed by the context's address: one wrapper per context, whether the
+  // application or librdmacm opened it (neither is ever closed here).
+  char key[2 * sizeof(void*) + 3];
+  std::snprintf(key, sizeof(key), "%p", static_cast<void*>(ctx));
+  Device* dev = DeviceRegistry::Instance().Intern(
+      "verbs", key, [ctx](int) -> std::unique_ptr<Device> {
+        ibv_device_attr_ex attr = {};
+        if (ibv_query_device_ex(ctx, nullptr, &attr) != 0) return nullptr;
+        const ibv_transport_type transport = ctx->device != nullptr
+                                                 ? ctx->device->transport_type
+                                                 : IBV_TRANSPORT_UNKNOWN;
+        return std::unique_ptr<Device>(new (std::nothrow) VerbsDevice(
+            ctx, CapsFromAttr(attr, transport, NativeAtomicWriteAllowed())));
+      });
+  return static_cast<VerbsDevice*>(dev);
 }
 
 int VerbsDevice::AllocPd(std::unique_ptr<Pd>* out) {
@@ -127,7 +118,6 @@ int VerbsGetDevice(const char* addr, bool local, Device** out) {
   if (rc != 0) return rc;
   verbs::VerbsDevice* dev = verbs::VerbsDevice::ForContext(ctx);
   if (dev == nullptr) return -ENODEV;
-  RegisterDevice(dev);
   *out = dev;
   return 0;
 }

@@ -3,9 +3,9 @@
 // Contexts come from librdmacm (a CM id's `verbs`, which librdmacm keeps
 // open for the life of the process) or from the application
 // (VerbsDeviceForContext). Either way this wrapper does not own or close
-// the context. One VerbsDevice exists per context and lives until process
-// exit (librpma has no release for contexts), so plain pointers to it are
-// safe to hand out.
+// the context. One VerbsDevice exists per context, owned by the device
+// registry (provider/device_registry.h) until process exit (librpma has no
+// release for contexts), so plain pointers to it are safe to hand out.
 //
 // Thread-safety: all members are safe to call from any thread.
 #ifndef RPMA_VERBS_VERBS_DEVICE_H_

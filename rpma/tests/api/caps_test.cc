@@ -11,6 +11,7 @@
 #include "conn.h"
 #include "conn_fixture.h"
 #include "peer.h"
+#include "provider/device_registry.h"
 #include "tcp/tcp_cq.h"
 #include "tcp/tcp_device.h"
 

@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "provider/device_registry.h"
+#include "tcp/tcp_device.h"
+
 namespace rpma_test {
 
 using rpma::prov::CmChannel;
@@ -411,10 +414,18 @@ class FakePd : public Pd {
 }  // namespace
 
 FakeDevice* FakeDevice::Create(const char* addr, rpma::prov::DeviceCaps caps) {
+  // The inner tcp device serves what this one claims (an emulated tcp
+  // target refuses native flush / atomic write).
+  rpma::prov::DeviceCaps inner_caps;
+  inner_caps.native_flush = caps.native_flush;
+  inner_caps.native_atomic_write = caps.native_atomic_write;
+  inner_caps.iwarp = caps.iwarp;
   rpma::prov::Device* inner = nullptr;
-  if (rpma::prov::TcpGetDevice(addr, true, &inner) != 0) return nullptr;
+  if (rpma::prov::tcp::GetDeviceWithCaps(addr, true, inner_caps, &inner) != 0)
+    return nullptr;
   auto* dev = new FakeDevice(inner, caps);
-  rpma::prov::RegisterDevice(dev);
+  rpma::prov::DeviceRegistry::Instance().Adopt(
+      std::unique_ptr<rpma::prov::Device>(dev));
   return dev;
 }
 

@@ -33,9 +33,10 @@ class FakeCq;
 
 class FakeDevice : public rpma::prov::Device {
  public:
-  // Wraps the tcp device for addr (RPMA_TCP_CAPS applies to the inner
-  // one); `caps` is what this device claims. Registered, so
-  // rpma_peer_new(context()) finds it. Never freed (as every Device).
+  // Wraps the tcp device for addr that serves the flush / atomic write /
+  // iWARP capabilities of `caps` (whatever RPMA_TCP_CAPS says); `caps` is
+  // what this device claims. Owned by the device registry, so
+  // rpma_peer_new(context()) finds it; never freed (as every Device).
   static FakeDevice* Create(const char* addr, rpma::prov::DeviceCaps caps);
 
   struct ibv_context* context() override {

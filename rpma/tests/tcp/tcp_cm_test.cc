@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "provider/device_registry.h"
 #include "tcp/tcp_device.h"
 #include "tcp_test_util.h"
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "provider/provider.h"
+#include "tcp/tcp_device.h"
 
 namespace rpma::prov::tcp_test {
 
@@ -78,9 +79,17 @@ inline int ListenAny(Pd* pd, CmChannel* ch, std::unique_ptr<Listener>* out,
   return rc;
 }
 
-inline Device* Dev() {
+// The tcp device for 127.0.0.1 with the given capabilities (default: all
+// native, whatever RPMA_TCP_CAPS says: these suites post native flushes and
+// atomic writes and need a target that serves them).
+inline DeviceCaps NativeCaps() {
+  DeviceCaps c;
+  c.native_flush = c.native_atomic_write = true;
+  return c;
+}
+inline Device* Dev(const DeviceCaps& caps = NativeCaps()) {
   Device* d = nullptr;
-  EXPECT_EQ(TcpGetDevice("127.0.0.1", true, &d), 0);
+  EXPECT_EQ(tcp::GetDeviceWithCaps("127.0.0.1", true, caps, &d), 0);
   return d;
 }
 
@@ -92,8 +101,10 @@ struct Side {
   std::unique_ptr<Cq> rcq;  // may alias cq (null = use cq)
   std::unique_ptr<CmId> id;
 
+  DeviceCaps caps = NativeCaps();  // of this side's device
+
   void Init() {
-    ASSERT_EQ(Dev()->AllocPd(&pd), 0);
+    ASSERT_EQ(Dev(caps)->AllocPd(&pd), 0);
     ASSERT_EQ(pd->CreateCmChannel(&ch), 0);
     ASSERT_EQ(pd->CreateCq(64, nullptr, &cq), 0);
   }

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "provider/device_registry.h"
 #include "provider/provider.h"
 #include "verbs/verbs_pd.h"
 

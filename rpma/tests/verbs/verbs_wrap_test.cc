@@ -12,6 +12,7 @@
 #include <deque>
 #include <vector>
 
+#include "provider/device_registry.h"
 #include "provider/provider.h"
 #include "verbs/verbs_cm_channel.h"
 #include "verbs/verbs_cm_id.h"
@@ -260,6 +261,15 @@ class VerbsObjectsTest : public ::testing::Test {
   Device* dev_ = nullptr;
   std::unique_ptr<Pd> pd_;
 };
+
+// The wrapper lives in the one device registry: the same one for every
+// lookup of the context, whichever way it comes.
+TEST_F(VerbsObjectsTest, OneRegisteredWrapperPerContext) {
+  EXPECT_EQ(VerbsDeviceForContext(&ctx_), dev_);
+  EXPECT_EQ(DeviceRegistry::Instance().Find(&ctx_), dev_);
+  EXPECT_EQ(DeviceFromContext(&ctx_), dev_);
+  EXPECT_STREQ(dev_->provider_name(), "verbs");
+}
 
 TEST_F(VerbsObjectsTest, QpAttributesAreLibrpmas) {
   std::unique_ptr<Cq> scq, rcq;
