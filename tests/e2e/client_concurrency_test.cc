@@ -168,13 +168,22 @@ TEST_F(ClientConcurrencyTest, ReadsStayCorrectWhileTheCleanerRuns) {
       latest[k] = v;
     }
   }
+  // 15 rounds x 200 x ~300 B over 64 KiB segments: the cleaner runs (on
+  // its own schedule: a loaded machine may finish the writes first, so
+  // the reader keeps reading until it has run, or 30 s).
+  Result<std::string> stats = Status::Unavailable("no stats yet");
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  do {
+    stats = w->Info(Client::InfoTopic::kStats);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    if (stats->find("cleaner_runs 0\n") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (std::chrono::steady_clock::now() < deadline);
   stop = true;
   reader.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_GT(reads.load(), 0);
-  auto stats = w->Info(Client::InfoTopic::kStats);
-  ASSERT_TRUE(stats.ok());
-  // 15 rounds x 200 x ~300 B over 64 KiB segments: the cleaner ran.
   EXPECT_EQ(stats->find("cleaner_runs 0\n"), std::string::npos) << *stats;
   auto c = Open();
   for (const auto& [k, v] : latest) {
