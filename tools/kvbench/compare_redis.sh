@@ -213,6 +213,9 @@ row getq16 "get, 1 thread, qd 16, ops/s" overall ops_per_sec ge 1 \
 row ycsbb "YCSB-B zipfian, 16 in flight, ops/s" overall ops_per_sec ge 1.5 \
   ">= 1.5x Redis, 16 conns" KV_FILE R_NONE \
   --workload=b "${YCSB[@]}" --threads=2 --qd=8 -- --workload=b "${YCSB[@]}" --threads=16 --qd=1
+row ycsbbcl "YCSB-B zipfian, 16 in flight, cache-line pool, ops/s" overall ops_per_sec ge 1.5 \
+  ">= 1.5x Redis, 16 conns" KV_PMEM R_NONE \
+  --workload=b "${YCSB[@]}" --threads=2 --qd=8 -- --workload=b "${YCSB[@]}" --threads=16 --qd=1
 row ycsba "YCSB-A zipfian, 16 in flight, file pool, ops/s" overall ops_per_sec ge 2 \
   ">= 2x Redis always, 16 conns" KV_FILE R_ALWAYS \
   --workload=a "${YCSB[@]}" --threads=2 --qd=8 -- --workload=a "${YCSB[@]}" --threads=16 --qd=1
@@ -239,6 +242,16 @@ done
 FLUSH_US=$(dd if=/dev/zero of="$TMP/flush.bin" bs=4k count=300 oflag=dsync 2>&1 |
   awk '/copied/ { for (i = 1; i <= NF; i++) if ($i ~ /^s,?$/) s = $(i - 1); printf "%.0f", s * 1e6 / 300 }')
 IDLE_PMEM=$(idle_cpu "$KV_PMEM_PID")
+# The flush under durable puts (kvbench_flush_floor, tools/kvbench):
+# an msync after stores through a mapping (what the file pool pays) and
+# Redis's append + fdatasync, on the pools' file system.
+MSYNC_US="?"; APPEND_US="?"
+if [ -x "$BUILD/bin/kvbench_flush_floor" ]; then
+  "$BUILD/bin/kvbench_flush_floor" --dir="$TMP" --threads=1 --pages=2 \
+    --count=200 >"$TMP/flush_floor.txt" 2>/dev/null || true
+  MSYNC_US=$(awk '$1 == 1 && $2 == 2 { print $3 }' "$TMP/flush_floor.txt")
+  APPEND_US=$(awk '/^append/ { for (i = 1; i <= NF; i++) if ($i == "p50") print $(i + 1) }' "$TMP/flush_floor.txt" | tr -d ,)
+fi
 
 # --- the table ----------------------------------------------------------
 {
@@ -249,7 +262,8 @@ IDLE_PMEM=$(idle_cpu "$KV_PMEM_PID")
   echo "Redis: hiredis, blocking reads; 'always' = appendonly yes + appendfsync always. File pool = page granularity (durable: msync);"
   echo "cache-line pool = PMEM2_FORCE_GRANULARITY=CACHE_LINE (what a PMem host costs; NOT durable on this disk). cpu = us/op client+server."
   echo "16 in flight = rpkv 2 threads x qd 8 vs Redis 16 connections. Latency of an op at qd > 1 = its whole batch."
-  echo "Measured limits: round trip p50 (ping, one idle connection): ${LIMITS%, }; device flush (4 KiB O_DSYNC write): ${FLUSH_US:-?} us."
+  echo "Measured limits: round trip p50 (ping, one idle connection): ${LIMITS%, }; device flush (4 KiB O_DSYNC write): ${FLUSH_US:-?} us;"
+  echo "msync of 2 pages stored through a mapping (the file pool's flush): ${MSYNC_US:-?} us p50; append + fdatasync (Redis always): ${APPEND_US:-?} us p50 (kvbench_flush_floor)."
   echo
   printf '%-47s' row
   for w in "${WAITS[@]}"; do printf ' %9s' "$w"; done
@@ -287,7 +301,7 @@ IDLE_PMEM=$(idle_cpu "$KV_PMEM_PID")
     "$(hostname)" "$(nproc)" "$(uname -sr)"
   printf '"runs":%d,"duration_s":%s,"warmup_s":%s,"keys":%d,"errors":%d,' "$RUNS" "$DURATION" "$WARMUP" "$KEYS" "$ERRORS"
   printf '"idle_kvserver_cpu_percent":{"file_pool":%s,"cache_line_pool":%s},' "$IDLE_FILE" "$IDLE_PMEM"
-  printf '"limits":{"round_trip_p50_us":"%s","device_flush_us":%s},"rows":[' "${LIMITS%, }" "${FLUSH_US:-null}"
+  printf '"limits":{"round_trip_p50_us":"%s","device_flush_us":%s,"mapped_msync_p50_us":"%s","append_fdatasync_p50_us":"%s"},"rows":[' "${LIMITS%, }" "${FLUSH_US:-null}" "${MSYNC_US:-?}" "${APPEND_US:-?}"
   first=1
   for r in "${ROWS[@]}"; do
     IFS='|' read -r id title op key dir factor aim <<<"$r"
