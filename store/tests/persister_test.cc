@@ -6,6 +6,10 @@
 // (flush + drain).
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <vector>
 
 #include "kv/index_format.h"
 #include "kv/store/pmem_file_mapping.h"
@@ -153,6 +157,29 @@ INSTANTIATE_TEST_SUITE_P(Granularity, PersisterTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& p) {
                            return p.param ? "CacheLine" : "Page";
                          });
+
+// A page-granularity pool maps without readahead (pmem_file_mapping.cc,
+// PreferSmallFolios): a fault brings in its own page only, so the page
+// cache holds single pages and an msync writes back only what a commit
+// dirtied — not a large folio built by readahead.
+TEST(PoolMappingTest, AFaultBringsInOnlyItsOwnPage) {
+  testing::TempDir dir;
+  for (bool reopen : {false, true}) {
+    auto m = reopen ? PmemFileMapping::Open(dir.File("pool"), false)
+                    : PmemFileMapping::Create(dir.File("pool"), 64 << 20);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    uint8_t* window = (*m)->base() + (32u << 20);  // never touched
+    volatile uint8_t sink = window[(1u << 20) + 5 * page];
+    (void)sink;
+    std::vector<unsigned char> resident((2u << 20) / page);
+    ASSERT_EQ(mincore(window, 2u << 20, resident.data()), 0);
+    size_t n = 0;
+    for (unsigned char r : resident) n += r & 1;
+    EXPECT_EQ(n, 1u) << (reopen ? "open" : "create")
+                     << ": pages resident around one read fault";
+  }
+}
 
 }  // namespace
 }  // namespace kv::store

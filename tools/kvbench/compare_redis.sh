@@ -210,10 +210,10 @@ row putcl "put, 1 thread, qd 1, cache-line pool, p50 us" update p50_us le 0.5 \
 row getq16 "get, 1 thread, qd 16, ops/s" overall ops_per_sec ge 1 \
   ">= 1.0x Redis GET, 1 conn, pipeline 16" KV_FILE R_NONE \
   "${GET[@]}" --threads=1 --qd=16 -- "${GET[@]}" --threads=1 --qd=16
-row ycsbb "YCSB-B zipfian, 16 in flight, ops/s" overall ops_per_sec ge 1.5 \
+row ycsbb "YCSB-B zipfian, 16 in flight, file pool, ops/s" overall ops_per_sec ge 1.5 \
   ">= 1.5x Redis, 16 conns" KV_FILE R_NONE \
   --workload=b "${YCSB[@]}" --threads=2 --qd=8 -- --workload=b "${YCSB[@]}" --threads=16 --qd=1
-row ycsbbcl "YCSB-B zipfian, 16 in flight, cache-line pool, ops/s" overall ops_per_sec ge 1.5 \
+row ycsbbcl "YCSB-B, 16 in flight, cache-line pool, ops/s" overall ops_per_sec ge 1.5 \
   ">= 1.5x Redis, 16 conns" KV_PMEM R_NONE \
   --workload=b "${YCSB[@]}" --threads=2 --qd=8 -- --workload=b "${YCSB[@]}" --threads=16 --qd=1
 row ycsba "YCSB-A zipfian, 16 in flight, file pool, ops/s" overall ops_per_sec ge 2 \

@@ -3,15 +3,18 @@
 //
 //   kvbench_flush_floor --dir=/tmp --threads=1,2,4 --pages=2,17
 //
-// For each (threads, pages): every thread dirties `pages` pages of its own
+// First one durable write of two far-apart pages three ways, interleaved
+// (the disk's state is shared): stores through the mapping + msync (what a
+// page-granularity pool does), pwrite + fdatasync, and Redis's
+// appendfsync always (append + fdatasync).
+// Then for each (threads, pages): every thread dirties `pages` pages of its own
 // part of a preallocated, mapped 256 MiB file (one "index" page and
 // pages-1 "log" pages, as a group commit of that many records does) and
 // msyncs their span, --count times; prints the msync p50/p90 and the
 // msyncs per second of all threads together (a device that serializes
-// flushes shows the same rate for any thread count). Then the pattern of
-// Redis's appendfsync always: a 100-byte append + fdatasync, p50/p90;
-// and, for contrast, two pages changed by pwrite (not through the
-// mapping) + fdatasync.
+// flushes shows the same rate for any thread count).
+// --pool_advice=false maps without the pool's MADV_RANDOM: readahead then
+// builds large folios and an msync writes whole folios back.
 // Exit status: 0 ok, 2 usage, 3 the file could not be made.
 #include <fcntl.h>
 #include <gflags/gflags.h>
@@ -31,6 +34,10 @@ DEFINE_string(dir, ".", "directory on the disk to measure (files are removed)");
 DEFINE_string(threads, "1,2,4", "comma-separated thread counts");
 DEFINE_string(pages, "2,17", "comma-separated dirty pages per msync");
 DEFINE_uint32(count, 400, "msyncs per thread and configuration");
+DEFINE_bool(pool_advice, true,
+            "advise the mapping MADV_RANDOM as a pool does (no readahead, "
+            "so no large page-cache folios); false shows what large folios "
+            "cost");
 
 namespace {
 
@@ -125,10 +132,75 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "kvbench_flush_floor: writing %zu MiB in %s\n",
                kFileSize >> 20, FLAGS_dir.c_str());
+  if (FLAGS_pool_advice) {
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+    (void)madvise(map, kFileSize, MADV_RANDOM);
+  }
   for (size_t o = 0; o < kFileSize; o += kPage) map[o] = 1;
   msync(map, kFileSize, MS_SYNC);  // every extent written: no conversions
+  // A disk is slow for a while after a bulk write: let it settle, and
+  // interleave the three ways below so that they share its state.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  int afd = open(aof.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  if (afd < 0) {
+    std::fprintf(stderr, "kvbench_flush_floor: cannot make %s: %s\n",
+                 aof.c_str(), std::strerror(errno));
+    return 3;
+  }
+  std::vector<double> mapped, written, appended;
+  const auto start = Clock::now();
+  for (uint32_t i = 0; i < FLAGS_count; i++) {
+    // One index page and one log page, far apart, as a put dirties them.
+    uint8_t* index = map + kPage * (i % 64);
+    uint8_t* log = map + kFileSize / 2 + kPage * (i % 4096);
+    index[8] ^= 1;
+    log[8] ^= 1;
+    auto a = Clock::now();
+    msync(index, static_cast<size_t>(log + kPage - index), MS_SYNC);
+    mapped.push_back(Us(a, Clock::now()));
+    uint8_t b[64];
+    std::memset(b, static_cast<int>(i), sizeof(b));
+    bool ok =
+        pwrite(fd, b, sizeof(b), static_cast<off_t>(kPage * (i % 64) + 128)) ==
+            64 &&
+        pwrite(fd, b, sizeof(b),
+               static_cast<off_t>(kFileSize / 2 + kPage * (i % 4096) + 128)) ==
+            64;
+    a = Clock::now();
+    ok = ok && fdatasync(fd) == 0;
+    written.push_back(Us(a, Clock::now()));
+    a = Clock::now();
+    ok = ok && write(afd, b, sizeof(b)) == 64 && fdatasync(afd) == 0;
+    appended.push_back(Us(a, Clock::now()));
+    if (!ok) {
+      std::fprintf(stderr, "kvbench_flush_floor: write: %s\n",
+                   std::strerror(errno));
+      return 3;
+    }
+  }
+  const double wall = Us(start, Clock::now());
   std::printf(
-      "msync of dirty pages in a mapped, preallocated file (%u per "
+      "one durable write of 2 pages, the three ways interleaved (%u "
+      "each)\n",
+      FLAGS_count);
+  const Figures m = Summarize(mapped, wall), w = Summarize(written, wall),
+                ap = Summarize(appended, wall);
+  std::printf(
+      "mapped%s: stores + msync (the file pool): p50 %.0f us, p90 "
+      "%.0f us\n",
+      FLAGS_pool_advice ? " (MADV_RANDOM, as a pool)"
+                        : " (readahead: large folios)",
+      m.p50, m.p90);
+  std::printf("written: pwrite + fdatasync: p50 %.0f us, p90 %.0f us\n", w.p50,
+              w.p90);
+  std::printf(
+      "append: 64 B append + fdatasync (Redis appendfsync always): "
+      "p50 %.0f us, p90 %.0f us\n",
+      ap.p50, ap.p90);
+  close(afd);
+  unlink(aof.c_str());
+  std::printf(
+      "msync of dirty pages in the mapping, threads at once (%u per "
       "thread)\n",
       FLAGS_count);
   std::printf("%8s %6s %10s %10s %10s\n", "threads", "pages", "p50_us",
@@ -140,57 +212,8 @@ int main(int argc, char** argv) {
                   f.per_sec);
     }
   }
-  // The same two pages changed through write(2) instead of the mapping.
-  {
-    std::vector<double> lat;
-    const auto start = Clock::now();
-    for (uint32_t i = 0; i < FLAGS_count; i++) {
-      uint8_t b[64];
-      std::memset(b, static_cast<int>(i), sizeof(b));
-      const bool ok =
-          pwrite(fd, b, sizeof(b), static_cast<off_t>(kPage * (i % 64))) ==
-              static_cast<ssize_t>(sizeof(b)) &&
-          pwrite(fd, b, sizeof(b),
-                 static_cast<off_t>(kFileSize / 2 + kPage * i)) ==
-              static_cast<ssize_t>(sizeof(b));
-      const auto a = Clock::now();
-      if (!ok || fdatasync(fd) != 0) {
-        std::fprintf(stderr, "kvbench_flush_floor: pwrite: %s\n",
-                     std::strerror(errno));
-        return 3;
-      }
-      lat.push_back(Us(a, Clock::now()));
-    }
-    const Figures f = Summarize(lat, Us(start, Clock::now()));
-    std::printf(
-        "2 pages by pwrite + fdatasync (no stores through the "
-        "mapping): p50 %.0f us, p90 %.0f us\n",
-        f.p50, f.p90);
-  }
   munmap(map, kFileSize);
   close(fd);
   unlink(path.c_str());
-  int afd = open(aof.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-  if (afd < 0) return 3;
-  std::vector<double> lat;
-  char buf[100];
-  std::memset(buf, 'x', sizeof(buf));
-  const auto start = Clock::now();
-  for (uint32_t i = 0; i < FLAGS_count; i++) {
-    const auto a = Clock::now();
-    if (write(afd, buf, sizeof(buf)) != sizeof(buf) || fdatasync(afd) != 0) {
-      std::fprintf(stderr, "kvbench_flush_floor: append: %s\n",
-                   std::strerror(errno));
-      return 3;
-    }
-    lat.push_back(Us(a, Clock::now()));
-  }
-  const Figures f = Summarize(lat, Us(start, Clock::now()));
-  std::printf(
-      "append 100 B + fdatasync (Redis appendfsync always): p50 %.0f "
-      "us, p90 %.0f us, %.0f/s\n",
-      f.p50, f.p90, f.per_sec);
-  close(afd);
-  unlink(aof.c_str());
   return 0;
 }
