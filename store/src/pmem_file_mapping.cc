@@ -139,8 +139,8 @@ Status MapFd(int fd, bool read_only, const std::string& path, pmem2_map** out) {
 // measured on ext4, 540 us instead of 125 us per put
 // (kvbench_flush_floor). Faults without readahead get single pages; and
 // the clean pages an earlier reader cached (possibly as large folios) are
-// dropped at open (dirty ones stay, harmlessly). Reads of the pool are
-// random anyway (hash index, remote gets).
+// dropped at a writable open (dirty ones stay, harmlessly). A server's
+// reads of the pool are random anyway (hash index, remote gets).
 void PreferSmallFolios(int fd, pmem2_map* map, bool dropped_cached) {
   if (pmem2_map_get_store_granularity(map) != PMEM2_GRANULARITY_PAGE) return;
   struct stat sb;
@@ -215,7 +215,9 @@ Result<std::unique_ptr<PmemFileMapping>> PmemFileMapping::Open(
     return Status::Corruption(path + ": empty file, not a pool");
   }
   KV_RETURN_IF_ERROR(MapFd(impl->fd_, read_only, path, &impl->map_));
-  PreferSmallFolios(impl->fd_, impl->map_, true);
+  // A read-only open never msyncs; its (offline, often sequential)
+  // reads keep readahead.
+  if (!read_only) PreferSmallFolios(impl->fd_, impl->map_, true);
   impl->persister_ = std::make_unique<Pmem2Persister>(impl->map_);
   return std::unique_ptr<PmemFileMapping>(
       new PmemFileMapping(std::move(impl), read_only));
