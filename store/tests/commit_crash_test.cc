@@ -26,23 +26,10 @@ namespace ix = index_format;
 using testing::KeysWithHome;
 using testing::NoGrace;
 using testing::TinyKeyspace;
-constexpr size_t kPoolSize = 1 << 20;
 constexpr int kImagesPerPoint = 64;
 
-class CommitCrashTest : public ::testing::Test {
+class CommitCrashTest : public testing::TrackedPoolTest {
  protected:
-  void SetUp() override {
-    tracker_ = std::make_shared<PersistenceTracker>();
-    auto mapping = MemoryMapping::Zeroed(kPoolSize, tracker_);
-    tracker_->Attach(mapping->base(), kPoolSize);
-    auto pool = Pool::CreateOn(std::move(mapping), NoGrace());
-    ASSERT_TRUE(pool.ok());
-    pool_ = std::move(*pool);
-    auto ks = pool_->CreateKeyspace("ks", TinyKeyspace());
-    ASSERT_TRUE(ks.ok());
-    ks_ = *ks;
-  }
-
   // Runs op; at each of its persist points checks that the key reads as
   // one of `allowed` ("" = absent) in every crash image, and after it
   // returns that it reads `after` (also when every unpersisted line is
@@ -64,10 +51,6 @@ class CommitCrashTest : public ::testing::Test {
         op);
     EXPECT_GT(points, 0);
   }
-
-  std::shared_ptr<PersistenceTracker> tracker_;
-  std::unique_ptr<Pool> pool_;
-  std::shared_ptr<Keyspace> ks_;
 };
 
 // The update's new slot lands in the next bucket (the home bucket is full),

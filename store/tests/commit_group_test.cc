@@ -20,22 +20,12 @@ namespace {
 
 using testing::KeysWithHome;
 using testing::NoGrace;
-using testing::TinyKeyspace;
 using Mode = PersistenceTracker::Mode;
-constexpr size_t kPoolSize = 1 << 20;
 
-class CommitGroupTest : public ::testing::Test {
+class CommitGroupTest : public testing::TrackedPoolTest {
  protected:
   void SetUp() override {
-    tracker_ = std::make_shared<PersistenceTracker>();
-    auto mapping = MemoryMapping::Zeroed(kPoolSize, tracker_);
-    tracker_->Attach(mapping->base(), kPoolSize);
-    auto pool = Pool::CreateOn(std::move(mapping), NoGrace());
-    ASSERT_TRUE(pool.ok());
-    pool_ = std::move(*pool);
-    auto ks = pool_->CreateKeyspace("ks", TinyKeyspace());
-    ASSERT_TRUE(ks.ok());
-    ks_ = *ks;
+    TrackedPoolTest::SetUp();
     // One key per home bucket (= per stripe in a 16-bucket index).
     for (uint64_t h = 0; h < 8; h++) keys_.push_back(KeysWithHome(h, 1)[0]);
   }
@@ -55,9 +45,6 @@ class CommitGroupTest : public ::testing::Test {
     return st.ok() ? v : "";
   }
 
-  std::shared_ptr<PersistenceTracker> tracker_;
-  std::unique_ptr<Pool> pool_;
-  std::shared_ptr<Keyspace> ks_;
   std::vector<std::string> keys_;
 };
 

@@ -128,6 +128,28 @@ inline int CrashEverywhere(
   return points;
 }
 
+// A pool of 1 MiB on a tracked in-memory mapping (power failures are
+// modelled by tracker_) holding one TinyKeyspace "ks".
+class TrackedPoolTest : public ::testing::Test {
+ protected:
+  static constexpr size_t kPoolSize = 1 << 20;
+  void SetUp() override {
+    tracker_ = std::make_shared<PersistenceTracker>();
+    auto mapping = MemoryMapping::Zeroed(kPoolSize, tracker_);
+    tracker_->Attach(mapping->base(), kPoolSize);
+    auto pool = Pool::CreateOn(std::move(mapping), NoGrace());
+    ASSERT_TRUE(pool.ok());
+    pool_ = std::move(*pool);
+    auto ks = pool_->CreateKeyspace("ks", TinyKeyspace());
+    ASSERT_TRUE(ks.ok());
+    ks_ = *ks;
+  }
+
+  std::shared_ptr<PersistenceTracker> tracker_;
+  std::unique_ptr<Pool> pool_;
+  std::shared_ptr<Keyspace> ks_;
+};
+
 }  // namespace kv::store::testing
 
 #endif  // KV_STORE_TESTS_CRASH_UTIL_H_

@@ -58,22 +58,22 @@ class TcpEmulatedTargetTest : public TcpDataTest {
   }
 
   uint8_t recv_buf_[64] = {};
+
+  SendWr FlushWr(FlushType type, uint64_t length) {
+    SendWr fl = Wr(Opcode::kFlush, 1, 0, 0);
+    fl.sge = {};
+    fl.flush_type = type;
+    fl.flush_length = length;
+    return fl;
+  }
 };
 
 TEST_F(TcpEmulatedTargetTest, NativeFlushIsRefusedAsAnInvalidRequest) {
-  SendWr fl = Wr(Opcode::kFlush, 1, 0, 0);
-  fl.sge = {};
-  fl.flush_type = FlushType::kPersistent;
-  fl.flush_length = 4096;
-  ExpectRefused(fl);
+  ExpectRefused(FlushWr(FlushType::kPersistent, 4096));
 }
 
 TEST_F(TcpEmulatedTargetTest, NativeVisibilityFlushIsRefusedToo) {
-  SendWr fl = Wr(Opcode::kFlush, 1, 0, 0);
-  fl.sge = {};
-  fl.flush_type = FlushType::kVisibility;
-  fl.flush_length = 64;
-  ExpectRefused(fl);
+  ExpectRefused(FlushWr(FlushType::kVisibility, 64));
 }
 
 TEST_F(TcpEmulatedTargetTest, NativeAtomicWriteIsRefusedAndWritesNothing) {
