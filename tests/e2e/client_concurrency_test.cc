@@ -159,16 +159,22 @@ TEST_F(ClientConcurrencyTest, ReadsStayCorrectWhileTheCleanerRuns) {
       reads++;
     }
   });
+  // Every round overwrites 180 keys and adds 20 new ones that stay: each
+  // segment keeps some live records, so the dead space is not simply
+  // freed with whole dead segments but must be compacted.
   for (int round = 1; round <= 15; round++) {
     for (int i = 0; i < 200; i++) {
-      const std::string k = "c" + std::to_string(i);
+      const std::string k =
+          i < 180 ? "c" + std::to_string(i)
+                  : "cold" + std::to_string(round) + "-" + std::to_string(i);
       const std::string v = MakeValue(round, i, 200);
       ASSERT_TRUE(w->Put(k, v).ok());
       std::lock_guard<std::mutex> lock(mu);
       latest[k] = v;
     }
   }
-  // 15 rounds x 200 x ~300 B over 64 KiB segments: the cleaner runs (on
+  // 15 rounds x 200 x ~300 B over 64 KiB segments, ~85 % of it dead
+  // (cleaner threshold 0.5): the cleaner runs (on
   // its own schedule: a loaded machine may finish the writes first, so
   // the reader keeps reading until it has run, or 30 s).
   Result<std::string> stats = Status::Unavailable("no stats yet");
