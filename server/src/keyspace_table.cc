@@ -3,6 +3,7 @@
 #include <librpma.h>
 
 #include "kv/record_format.h"
+#include "kv/store/keyspace_sizing.h"
 #include "log.h"
 
 namespace kv::server {
@@ -24,16 +25,12 @@ Status KeyspaceTable::CreateIn(store::Pool* pool, std::string_view name,
   const uint64_t fits = create.segment_size - record_format::kHeaderSize -
                         record_format::kMaxKeySize - 64;
   if (fits < o.max_value_size) o.max_value_size = static_cast<uint32_t>(fits);
-  // Half of what is left, in whole segments, so more keyspaces fit later.
-  // The index comes out of the same extent: leave room for it.
-  const uint64_t index_bytes =
-      (create.index_capacity / 2 + 2) * 64 + (1 << 20);  // pow2 rounding
-  const uint64_t half = info.largest_free / 2;
-  if (half <= index_bytes + 2ull * create.segment_size) {
+  // Half of what is left (store/keyspace_sizing.h, as kvadmin).
+  o.log_size = store::DefaultLogSize(info.largest_free, o);
+  if (o.log_size == 0) {
     return Status::NoSpace("pool has no room for another keyspace (" +
                            std::to_string(info.largest_free) + " bytes free)");
   }
-  o.log_size = (half - index_bytes) / create.segment_size * create.segment_size;
   Result<std::shared_ptr<store::Keyspace>> ks = pool->CreateKeyspace(name, o);
   return ks.status();
 }

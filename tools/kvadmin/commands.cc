@@ -148,7 +148,7 @@ int KeyspaceCreate(const std::string& path, const std::string& name,
   if (!pool.ok()) return Fail(err, pool.status());
   store::KeyspaceOptions o = options;
   if (o.log_size == 0) {
-    o.log_size = DefaultLogSize((*pool)->Info().largest_free, o.segment_size);
+    o.log_size = CreateLogSize((*pool)->Info().largest_free, o);
   }
   auto ks = (*pool)->CreateKeyspace(name, o);
   if (!ks.ok()) return Fail(err, ks.status());

@@ -30,7 +30,7 @@ int CreatePool(const std::string& path, uint64_t size, std::ostream& out,
                std::ostream& err);
 int Info(const std::string& path, std::ostream& out, std::ostream& err);
 int Check(const std::string& path, std::ostream& out, std::ostream& err);
-// options.log_size 0: DefaultLogSize (keyspace_sizing.h), not the whole
+// options.log_size 0: CreateLogSize (keyspace_sizing.h), not the whole
 // free extent.
 int KeyspaceCreate(const std::string& path, const std::string& name,
                    const store::KeyspaceOptions& options, std::ostream& out,

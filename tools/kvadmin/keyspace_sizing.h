@@ -1,8 +1,7 @@
 // How big `kvadmin keyspace create` makes a keyspace's log when no
-// --log_size is given, and how much room `kvadmin info` reports for new
-// keyspaces. A default that took the whole pool left nothing for a second
-// keyspace (it then failed with no_space); a quarter of what is free
-// leaves room and still grows with the pool.
+// --log_size is given (store/keyspace_sizing.h: half of the largest free
+// extent less the index, as kvserver), and how much room `kvadmin info`
+// reports for new keyspaces.
 #ifndef KV_TOOLS_KVADMIN_KEYSPACE_SIZING_H_
 #define KV_TOOLS_KVADMIN_KEYSPACE_SIZING_H_
 
@@ -13,10 +12,10 @@
 
 namespace kv::kvadmin {
 
-// A quarter of the largest free extent, in whole segments, but at least
-// two segments (the smallest log a keyspace can have; the store refuses
-// with no_space when even that does not fit).
-uint64_t DefaultLogSize(uint64_t largest_free, uint32_t segment_size);
+// store::DefaultLogSize, but at least two segments (the smallest log a
+// keyspace can have; the store refuses with no_space when even that does
+// not fit, which names the free space).
+uint64_t CreateLogSize(uint64_t largest_free, const store::KeyspaceOptions& o);
 
 // Prints the "new keyspace:" line of `kvadmin info`: the largest log a new
 // keyspace with the default index and segment size could have, and the

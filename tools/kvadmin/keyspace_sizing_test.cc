@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kv/index_format.h"
+#include "kv/store/keyspace_sizing.h"
 #include "kvadmin_test_util.h"
 
 namespace kv::kvadmin {
@@ -14,13 +16,21 @@ using testing::Kvadmin;
 using testing::Outcome;
 using KvadminSizingTest = testing::KvadminDirTest;
 
-TEST(DefaultLogSizeTest, AQuarterInWholeSegmentsAtLeastTwo) {
-  constexpr uint32_t kSeg = 4 << 20;
-  EXPECT_EQ(DefaultLogSize(1ull << 30, kSeg), 256ull << 20);
-  EXPECT_EQ(DefaultLogSize((1ull << 30) + 5, kSeg), 256ull << 20);
-  EXPECT_EQ(DefaultLogSize(100ull << 20, kSeg), 24ull << 20);
-  EXPECT_EQ(DefaultLogSize(10ull << 20, kSeg), 8ull << 20);
-  EXPECT_EQ(DefaultLogSize(0, kSeg), 8ull << 20);
+TEST(CreateLogSizeTest, HalfLessTheIndexInWholeSegmentsAtLeastTwo) {
+  store::KeyspaceOptions o;  // 65,536 keys, 4 MiB segments
+  const uint64_t index = store::IndexRegionBytes(o.index_capacity);
+  // 16,384 buckets plus the probe overflow, region-aligned.
+  EXPECT_EQ(index, ((16384 + index_format::kProbeBuckets - 1) * 64 + 4095) /
+                       4096 * 4096);
+  EXPECT_EQ(CreateLogSize(1ull << 30, o),
+            ((512ull << 20) - index) / (4 << 20) * (4 << 20));  // 508 MiB
+  EXPECT_EQ(CreateLogSize((1ull << 30) + 5, o), 508ull << 20);
+  EXPECT_EQ(CreateLogSize(100ull << 20, o), 48ull << 20);
+  EXPECT_EQ(CreateLogSize(10ull << 20, o), 8ull << 20);  // at least two
+  EXPECT_EQ(CreateLogSize(0, o), 8ull << 20);
+  // The store's rule itself says "no room" below two segments.
+  EXPECT_EQ(store::DefaultLogSize(10ull << 20, o), 0u);
+  EXPECT_EQ(store::DefaultLogSize(100ull << 20, o), 48ull << 20);
 }
 
 TEST_F(KvadminSizingTest, DefaultKeyspacesLeaveRoomForMore) {
@@ -29,11 +39,11 @@ TEST_F(KvadminSizingTest, DefaultKeyspacesLeaveRoomForMore) {
   EXPECT_NE(r.out.find("new keyspace:   room for a log of up to"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("without --log_size gives 252.0 MiB"), std::string::npos)
+  EXPECT_NE(r.out.find("without --log_size gives 508.0 MiB"), std::string::npos)
       << r.out;
   r = Kvadmin("keyspace create --pool=" + pool_ + " --keyspace=default");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("log 252.0 MiB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("log 508.0 MiB"), std::string::npos) << r.out;
   // --name still works; the second and third keyspace fit too.
   r = Kvadmin("keyspace create --pool=" + pool_ + " --name=second");
   ASSERT_EQ(r.code, 0) << r.out;

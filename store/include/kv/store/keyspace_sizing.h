@@ -1,0 +1,44 @@
+// The size a keyspace gets when it is created without a log size — by
+// kvserver (a client's create-if-missing with --allow_create) and by
+// `kvadmin keyspace create` alike: half of the pool's largest free extent,
+// less the keyspace's own index, in whole segments. Half, so that more
+// keyspaces fit later (each new one again gets half of what is left); a
+// default that took everything left no room for a second keyspace.
+#ifndef KV_STORE_KEYSPACE_SIZING_H_
+#define KV_STORE_KEYSPACE_SIZING_H_
+
+#include <cstdint>
+
+#include "kv/index_format.h"
+#include "kv/store/options.h"
+#include "kv/store/pool_format.h"
+
+namespace kv::store {
+
+// Bytes of the index region of a keyspace sized for `index_capacity` keys
+// (as the pool lays it out: buckets = next power of two of capacity / 4,
+// plus the probe overflow, region-aligned).
+inline uint64_t IndexRegionBytes(uint64_t index_capacity) {
+  uint64_t buckets = 1;
+  while (buckets * 4 < index_capacity) buckets <<= 1;
+  const uint64_t raw =
+      index_format::PhysicalBuckets(buckets) * index_format::kBucketSize;
+  const uint64_t align = pool_format::kRegionAlign;
+  return (raw + align - 1) / align * align;
+}
+
+// The default log size for a keyspace with `o`'s index capacity and
+// segment size, given the pool's largest free extent; 0 when that would
+// be under two segments (the smallest log: there is no room).
+inline uint64_t DefaultLogSize(uint64_t largest_free,
+                               const KeyspaceOptions& o) {
+  const uint64_t half = largest_free / 2;
+  const uint64_t index = IndexRegionBytes(o.index_capacity);
+  if (half <= index) return 0;
+  const uint64_t log = (half - index) / o.segment_size * o.segment_size;
+  return log >= 2ull * o.segment_size ? log : 0;
+}
+
+}  // namespace kv::store
+
+#endif  // KV_STORE_KEYSPACE_SIZING_H_
