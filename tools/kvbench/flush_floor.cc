@@ -30,6 +30,8 @@
 #include <thread>
 #include <vector>
 
+#include "kv/tools/flags.h"
+
 DEFINE_string(dir, ".", "directory on the disk to measure (files are removed)");
 DEFINE_string(threads, "1,2,4", "comma-separated thread counts");
 DEFINE_string(pages, "2,17", "comma-separated dirty pages per msync");
@@ -104,9 +106,16 @@ Figures MsyncRun(uint8_t* map, int threads, int pages) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "kvbench_flush_floor [--dir=DIR] [--threads=1,2,4] [--pages=2,17]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (auto rc = kv::tools::ParseFlags(
+          &argc, &argv,
+          {.name = "kvbench_flush_floor",
+           .usage = "kvbench_flush_floor [--dir=DIR] [--threads=1,2,4] "
+                    "[--pages=2,17] [--count=N] [--pool_advice=false]\n"
+                    "What one durable write costs on DIR's file system "
+                    "(tools/kvbench/README.md).\nExit status: 0 ok, 2 "
+                    "usage, 3 the file could not be made or written."})) {
+    return *rc;
+  }
   std::vector<int> threads, pages;
   if (argc > 1 || !ParseList(FLAGS_threads, &threads) ||
       !ParseList(FLAGS_pages, &pages) || FLAGS_count == 0) {

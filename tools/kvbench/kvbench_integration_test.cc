@@ -355,6 +355,35 @@ TEST_F(KvbenchTest, BadFlagsAreUsageErrors) {
   EXPECT_EQ(Kvbench({"--workload=custom", "--read_ratio=0.5"}, &out), 2) << out;
 }
 
+// kvbench_flush_floor: figures for each way and thread count; usage
+// errors are 2, a directory it cannot write is 3.
+TEST_F(KvbenchTest, FlushFloorPrintsEachWayAndItsErrorsExitAsDocumented) {
+  auto run = [&](std::vector<std::string> args, std::string* out) {
+    args.insert(args.begin(), KVBENCH_FLUSH_FLOOR_PATH);
+    const std::string log = dir_ / ("flush" + std::to_string(runs_++));
+    Child c(args, log);
+    const int rc = c.Wait(std::chrono::seconds(60));
+    *out = ReadFile(log);
+    return rc;
+  };
+  std::string out;
+  ASSERT_EQ(
+      run({"--dir=" + dir_.string(), "--count=5", "--threads=1,2", "--pages=2"},
+          &out),
+      0)
+      << out;
+  for (const char* line : {"mapped (MADV_RANDOM, as a pool)", "written:",
+                           "append:", "       1      2", "       2      2"}) {
+    EXPECT_NE(out.find(line), std::string::npos) << line << " in " << out;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "kvbench_flush_floor.pool"));  // removed
+  EXPECT_EQ(run({"--threads=0"}, &out), 2) << out;
+  EXPECT_EQ(run({"--pages=two"}, &out), 2) << out;
+  EXPECT_EQ(run({"--bogus"}, &out), 2) << out;
+  EXPECT_EQ(run({"--dir=" + (dir_ / "missing").string()}, &out), 3) << out;
+  EXPECT_NE(out.find("cannot make"), std::string::npos) << out;
+}
+
 TEST_F(KvbenchTest, UnreachableServerIsAConnectError) {
   std::string out;
   int port = FreePort();
