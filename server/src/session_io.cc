@@ -12,28 +12,36 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 bool Session::DrainSome() {
+  if (!deferred_.empty()) {
+    Drain();
+    return true;
+  }
   ibv_wc wcs[16];
   int got = 0;
   if (rpma_cq_get_wc(cq_, 16, wcs, &got) != 0 || got == 0) return false;
   for (int i = 0; i < got; i++) HandleCompletion(wcs[i]);
   FinishCommits();
+  if (!deferred_.empty()) Drain();
   return true;
 }
 
 void Session::Drain() {
-  while (!deferred_.empty()) {
-    ibv_wc wc = deferred_.front();
-    deferred_.pop_front();
-    HandleCompletion(wc);
-  }
-  FinishCommits();
   for (;;) {
+    // Receives reaped while a send waited for a slot (WaitSendSlot) come
+    // first, in order; they raise no new CQ event, so they must not be
+    // left behind when the CQ is empty.
+    while (!deferred_.empty()) {
+      ibv_wc wc = deferred_.front();
+      deferred_.pop_front();
+      HandleCompletion(wc);
+    }
+    FinishCommits();  // may defer receives again (its acks are sends)
+    if (!deferred_.empty()) continue;
     ibv_wc wcs[16];
     int got = 0;
     int rc = rpma_cq_get_wc(cq_, 16, wcs, &got);
     if (rc) return;  // RPMA_E_NO_COMPLETION, or the CQ is gone
     for (int i = 0; i < got; i++) HandleCompletion(wcs[i]);
-    FinishCommits();
   }
 }
 
