@@ -75,13 +75,14 @@ void Session::FinishCommits() {
     env_.stats->Add(env_.stats->commit_groups);
     group_->Finish();
   }
-  std::vector<PendingAck> acks;
-  acks.swap(acks_);
-  for (const PendingAck& a : acks) {
+  // Send never comes back here (WaitSendSlot defers receives, it does not
+  // handle them), so acks_ does not change while it is walked.
+  for (const PendingAck& a : acks_) {
     uint8_t out[protocol::kMaxMessage - protocol::kHeaderSize];
     const size_t n = protocol::EncodeCommitAck(a.ack, out, sizeof(out));
     Send(protocol::Type::kCommitAck, a.request_id, out, n);
   }
+  acks_.clear();  // keeps its capacity: no allocation per group
 }
 
 void Session::RepostReceive(size_t slot) {

@@ -17,12 +17,6 @@ uint32_t EntryCrc(const pf::CatalogEntry& e) {
 bool IsPow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 }  // namespace
 
-uint64_t IndexBytes(uint64_t bucket_count) {
-  const uint64_t raw =
-      index_format::PhysicalBuckets(bucket_count) * index_format::kBucketSize;
-  return (raw + pf::kRegionAlign - 1) / pf::kRegionAlign * pf::kRegionAlign;
-}
-
 bool CatalogEntryIntact(const pf::CatalogEntry& e) {
   return e.magic == pf::kCatalogMagic && EntryCrc(e) == e.crc;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kv/store/keyspace_sizing.h"  // IndexBytes
 #include "kv/store/mapping.h"
 #include "kv/store/pool_format.h"
 
@@ -30,8 +31,6 @@ std::string ValidateEntryGeometry(const pool_format::CatalogEntry& e,
 int WriteCatalogCopy(Mapping* m, uint32_t slot, int current_copy,
                      uint64_t current_generation,
                      pool_format::CatalogEntry* entry);
-// Bytes of the index for a power-of-two bucket_count, 4 KiB aligned.
-uint64_t IndexBytes(uint64_t bucket_count);
 
 }  // namespace kv::store
 

@@ -91,8 +91,7 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
     return Status::NoSpace("catalog full: a pool holds at most " +
                            std::to_string(pf::kCatalogSlots) + " keyspaces");
   }
-  uint64_t buckets = 1;
-  while (buckets * 4 < o.index_capacity) buckets <<= 1;
+  const uint64_t buckets = BucketCountFor(o.index_capacity);
   const uint64_t index_bytes = IndexBytes(buckets);
   uint64_t log_size = o.log_size / o.segment_size * o.segment_size;
   uint64_t largest = 0;

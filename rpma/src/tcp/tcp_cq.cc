@@ -2,6 +2,7 @@
 #include "tcp/tcp_cq.h"
 
 #include <cerrno>
+#include <iterator>
 
 #include "log_internal.h"
 #include "tcp/tcp_device.h"
@@ -85,12 +86,18 @@ NotifyBatch::NotifyBatch() : outer_(current_batch) { current_batch = this; }
 
 NotifyBatch::~NotifyBatch() {
   current_batch = outer_;
-  for (TcpCq* cq : cqs_) cq->FireChannel();
+  for (size_t i = 0; i < n_; i++) cqs_[i]->FireChannel();
+  for (TcpCq* cq : overflow_) cq->FireChannel();
 }
 
 bool NotifyBatch::Defer(TcpCq* cq) {
   if (current_batch == nullptr) return false;
-  current_batch->cqs_.push_back(cq);
+  NotifyBatch* b = current_batch;
+  if (b->n_ < std::size(b->cqs_)) {
+    b->cqs_[b->n_++] = cq;
+  } else {
+    b->overflow_.push_back(cq);
+  }
   return true;
 }
 

@@ -52,7 +52,11 @@ class NotifyBatch {
 
  private:
   NotifyBatch* const outer_;
-  std::vector<TcpCq*> cqs_;
+  // A connection event fills one or two CQs (send, receive): inline, so
+  // that the engine's hot path does not allocate; more go to overflow_.
+  TcpCq* cqs_[4] = {};
+  size_t n_ = 0;
+  std::vector<TcpCq*> overflow_;
 };
 
 class TcpCq : public Cq {

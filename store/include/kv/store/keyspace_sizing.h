@@ -15,16 +15,26 @@
 
 namespace kv::store {
 
-// Bytes of the index region of a keyspace sized for `index_capacity` keys
-// (as the pool lays it out: buckets = next power of two of capacity / 4,
-// plus the probe overflow, region-aligned).
-inline uint64_t IndexRegionBytes(uint64_t index_capacity) {
+// The bucket count of an index sized for `index_capacity` keys: the next
+// power of two of capacity / 4 (half the slots of a bucket), at least 1.
+inline uint64_t BucketCountFor(uint64_t index_capacity) {
   uint64_t buckets = 1;
   while (buckets * 4 < index_capacity) buckets <<= 1;
+  return buckets;
+}
+
+// Bytes of the index region of `bucket_count` buckets, as the pool lays it
+// out: the buckets plus the probe overflow, region-aligned.
+inline uint64_t IndexBytes(uint64_t bucket_count) {
   const uint64_t raw =
-      index_format::PhysicalBuckets(buckets) * index_format::kBucketSize;
+      index_format::PhysicalBuckets(bucket_count) * index_format::kBucketSize;
   const uint64_t align = pool_format::kRegionAlign;
   return (raw + align - 1) / align * align;
+}
+
+// Bytes of the index region of a keyspace sized for `index_capacity` keys.
+inline uint64_t IndexRegionBytes(uint64_t index_capacity) {
+  return IndexBytes(BucketCountFor(index_capacity));
 }
 
 // The default log size for a keyspace with `o`'s index capacity and
