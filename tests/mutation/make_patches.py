@@ -22,14 +22,14 @@ def m(name, path, old, new, what, equivalent=None):
 KC='store/src/keyspace_commit.cc'
 m('inplace-slot-before-record', KC,
   '''    persister_->Persist(record, r.length);
-    KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point''',
-  '''    KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point
+    KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point''',
+  '''    KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point
     persister_->Persist(record, r.length);''',
   'in-place update (16 slots taken): slot persisted before the record')
 m('inplace-no-record-persist', KC,
   '''    persister_->Persist(record, r.length);
-    KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point''',
-  '''    KV_RETURN_IF_ERROR(PersistSlot(old.slot, new_slot));  // commit point''',
+    KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point''',
+  '''    KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point''',
   'in-place update: record never persisted')
 m('inplace-abort', KC,
   '''  } else if (exists) {
@@ -39,37 +39,39 @@ m('inplace-abort', KC,
     persister_->Persist(record, r.length);''',
   'in-place update path aborts (is it executed at all?)')
 m('put-no-commit-persist', KC,
-  '''    persister_->PersistPair(record, r.length, buckets,
-                            buckets_len);  // commit point
-    if (exists) {''',
-  '''    if (exists) {''',
+  '''  persister_->PersistRanges(ranges.data(), ranges.size());  // commit point
+''',
+  '',
   'put: no persist at the commit point')
 m('put-record-only', KC,
-  '''    persister_->PersistPair(record, r.length, buckets,
-                            buckets_len);  // commit point
-    if (exists) {''',
-  '''    persister_->Persist(record, r.length);  // commit point
-    if (exists) {''',
+  '''    ranges.push_back({d[i].buckets, buckets_len});
+''',
+  '',
   'put: only the record persisted, not the buckets')
 m('put-buckets-only', KC,
-  '''    persister_->PersistPair(record, r.length, buckets,
-                            buckets_len);  // commit point
-    if (exists) {''',
-  '''    persister_->Persist(buckets, buckets_len);  // commit point
-    if (exists) {''',
+  '''    ranges.push_back({d[i].record, d[i].length});
+''',
+  '',
   'put: only the buckets persisted, not the record')
 m('put-home-bucket-only', KC,
-  '''  const size_t buckets_len = ix::kProbeBuckets * ix::kBucketSize;''',
-  '''  const size_t buckets_len = ix::kBucketSize;''',
-  'put/delete: persist covers the home bucket only, not the next one')
+  '''  const size_t buckets_len = ix::kProbeBuckets * ix::kBucketSize;
+  for (size_t i = 0; i < n; i++) {''',
+  '''  const size_t buckets_len = ix::kBucketSize;
+  for (size_t i = 0; i < n; i++) {''',
+  'put: persist covers the home bucket only, not the next one')
 m('put-half-record', KC,
-  '''    persister_->PersistPair(record, r.length, buckets,
-                            buckets_len);  // commit point
-    if (exists) {''',
-  '''    persister_->PersistPair(record, r.length / 2, buckets,
-                            buckets_len);  // commit point
-    if (exists) {''',
+  '''    ranges.push_back({d[i].record, d[i].length});''',
+  '''    ranges.push_back({d[i].record, d[i].length / 2u});''',
   'put: only the first half of the record persisted')
+m('group-clear-before-commit-point', KC,
+  '''  persister_->PersistRanges(ranges.data(), ranges.size());  // commit point
+''',
+  '''  for (size_t i = 0; i < n; i++) {
+    if (d[i].old_slot != nullptr) __atomic_store_n(d[i].old_slot, 0, __ATOMIC_RELEASE);
+  }
+  persister_->PersistRanges(ranges.data(), ranges.size());  // commit point
+''',
+  'put (group commit): old slots cleared before the commit point')
 m('delete-no-first-persist', KC,
   '''    if (!exists) return res;
     persister_->Persist(buckets, buckets_len);''',
@@ -83,7 +85,7 @@ m('delete-no-commit-persist', KC,
   'delete: the clear is never persisted')
 m('no-pending-clear', KC,
   '''      std::lock_guard<std::mutex> pending(pending_mu_);
-      pending_clears_.push_back(old.slot);''',
+      pending_clears_.push_back(d[i].old_slot);''',
   '''      std::lock_guard<std::mutex> pending(pending_mu_);''',
   'update: old slot not queued for persist before its segment is reused')
 m('commit-no-crc-check', 'store/include/kv/record_format.h',
@@ -153,8 +155,8 @@ m('open-epoch-not-persisted', PL,
   '''      e.open_epoch++;
       slots_[i].entry = e;  // durable only at a clean close''',
   "open: the epoch bump is not persisted (only a clean close writes it)")
-m('catalog-no-persist', PL,
-  '''  mapping_->persister()->Persist(dst, sizeof(entry));  // commit point''',
+m('catalog-no-persist', 'store/src/catalog.cc',
+  '''  m->persister()->Persist(dst, sizeof(*entry));  // commit point''',
   '''''',
   'catalog entry writes never persisted')
 
