@@ -90,6 +90,22 @@ TEST(ProtocolTest, AcceptRoundTripsAndChecksGeometry) {
   a.grant.start = 70000;  // outside its segment
   EncodeAccept(a, buf);
   EXPECT_TRUE(DecodeAccept(buf, sizeof(buf), &b).IsCorruption());
+  a.grant.start = 128;
+  // Sizes a client derives from the geometry must not overflow.
+  a.bucket_count = uint64_t{1} << 41;
+  EncodeAccept(a, buf);
+  EXPECT_TRUE(DecodeAccept(buf, sizeof(buf), &b).IsCorruption());
+  a.bucket_count = 1024;
+  a.max_value_size = 0xffffffffu;
+  EncodeAccept(a, buf);
+  EXPECT_TRUE(DecodeAccept(buf, sizeof(buf), &b).IsCorruption());
+  a.max_value_size = 1000;
+  a.log_size = uint64_t{65536} << 30;  // 64 TiB, above the 256 GiB limit
+  EncodeAccept(a, buf);
+  EXPECT_TRUE(DecodeAccept(buf, sizeof(buf), &b).IsCorruption());
+  a.log_size = 65536 * 10;
+  EncodeAccept(a, buf);
+  EXPECT_TRUE(DecodeAccept(buf, sizeof(buf), &b).ok());
   // A refusal needs no geometry; its reason is cut to fit.
   Accept r;
   r.admit = Admit::kUnknownKeyspace;

@@ -16,7 +16,9 @@
 #include <string>
 #include <string_view>
 
+#include "kv/index_format.h"
 #include "kv/keyspace_name.h"
+#include "kv/record_format.h"
 #include "kv/status.h"
 
 namespace kv::protocol {
@@ -316,6 +318,13 @@ inline Status DecodeAccept(const void* data, size_t len, Accept* out) {
         (a.grant.size != a.segment_size && a.grant.size != 0) ||
         a.grant.start > a.grant.size || a.max_inflight == 0) {
       return Status::Corruption("accept: inconsistent keyspace geometry");
+    }
+    // A server's numbers are a peer's too: bounded so that no size a
+    // client derives from them (index bytes, arena) can overflow.
+    if (a.bucket_count > (uint64_t{1} << 40) ||
+        a.log_size > index_format::kMaxLogUnits * index_format::kUnit ||
+        a.max_value_size > record_format::kMaxValueSize) {
+      return Status::Corruption("accept: keyspace geometry out of range");
     }
   }
   *out = std::move(a);
