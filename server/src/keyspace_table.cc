@@ -8,9 +8,9 @@
 
 namespace kv::server {
 
-KeyspaceTable::KeyspaceTable(store::Pool* pool, rpma_peer* peer,
+KeyspaceTable::KeyspaceTable(store::Pool* pool, ibv_context* device,
                              CreateOptions create)
-    : pool_(pool), peer_(peer), create_(create) {}
+    : pool_(pool), device_(device), create_(create) {}
 
 KeyspaceTable::~KeyspaceTable() { Close(); }
 
@@ -57,18 +57,23 @@ Result<OpenKeyspace*> KeyspaceTable::Register(
   auto open = std::make_unique<OpenKeyspace>();
   open->keyspace = std::move(ks);
   open->region = open->keyspace->region();
-  int rc = rpma_mr_reg(peer_, open->region.base, open->region.size,
-                       RPMA_MR_USAGE_READ_SRC, &open->read_mr);
+  int rc = rpma_peer_new(device_, &open->peer);
   if (rc) {
+    return Status::Unavailable("a protection domain for keyspace '" +
+                               open->keyspace->name() +
+                               "': rpma_peer_new: " + rpma_err_2str(rc));
+  }
+  rc = rpma_mr_reg(open->peer, open->region.base, open->region.size,
+                   RPMA_MR_USAGE_READ_SRC, &open->read_mr);
+  if (rc == 0) {
+    rc = rpma_mr_get_descriptor(open->read_mr, open->read_desc);
+    if (rc) rpma_mr_dereg(&open->read_mr);
+  }
+  if (rc) {
+    rpma_peer_delete(&open->peer);
     return Status::Unavailable("registering the read region of keyspace '" +
                                open->keyspace->name() +
                                "' failed: " + rpma_err_2str(rc));
-  }
-  rc = rpma_mr_get_descriptor(open->read_mr, open->read_desc);
-  if (rc) {
-    rpma_mr_dereg(&open->read_mr);
-    return Status::Unavailable(std::string("read descriptor: ") +
-                               rpma_err_2str(rc));
   }
   OpenKeyspace* raw = open.get();
   open_.emplace(open->keyspace->name(), std::move(open));
@@ -107,6 +112,13 @@ void KeyspaceTable::Close() {
       int rc = rpma_mr_dereg(&open->read_mr);
       if (rc) {
         Logf("deregistering the read region of '%s': %s", name.c_str(),
+             rpma_err_2str(rc));
+      }
+    }
+    if (open->peer != nullptr) {
+      int rc = rpma_peer_delete(&open->peer);
+      if (rc) {
+        Logf("deleting the protection domain of '%s': %s", name.c_str(),
              rpma_err_2str(rc));
       }
     }

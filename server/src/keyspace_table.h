@@ -1,13 +1,18 @@
 // kv::server::KeyspaceTable — the keyspaces this server has open, each
-// with its one read-only registration (RPMA_MR_USAGE_READ_SRC over
-// Keyspace::region(): index and log), shared by all its sessions.
+// with a protection domain of its own (an rpma_peer: its sessions' queue
+// pairs, message buffers and grants live in it, so no connection of
+// another keyspace — or one not yet admitted — can reach any of its
+// registrations, whatever rkey it guesses) and its one read-only
+// registration there (RPMA_MR_USAGE_READ_SRC over Keyspace::region():
+// index and log), shared by all its sessions.
 //
 // Entries are created on first use and live until Close(), so an
 // OpenKeyspace* stays valid for every session (sessions end before Close).
 // Thread-safety: Get/All/Names are thread-safe.
-// Teardown: Close() deregisters every read region and drops the keyspace
-// handles; call it after every session ended and before the peer is
-// deleted and the pool closed.
+// Teardown: Close() deregisters every read region, deletes every
+// keyspace's peer and drops the keyspace handles; call it after every
+// session ended (their connections and grants are objects of those
+// peers) and before the pool is closed.
 #ifndef KV_SERVER_KEYSPACE_TABLE_H_
 #define KV_SERVER_KEYSPACE_TABLE_H_
 
@@ -24,6 +29,7 @@
 #include "kv/store/keyspace.h"
 #include "kv/store/pool.h"
 
+struct ibv_context;
 struct rpma_peer;
 struct rpma_mr_local;
 
@@ -31,6 +37,7 @@ namespace kv::server {
 
 struct OpenKeyspace {
   std::shared_ptr<store::Keyspace> keyspace;
+  rpma_peer* peer = nullptr;  // this keyspace's protection domain
   store::Keyspace::Region region;
   rpma_mr_local* read_mr = nullptr;
   uint8_t read_desc[protocol::kDescriptorSize] = {};
@@ -44,7 +51,8 @@ struct CreateOptions {
 
 class KeyspaceTable {
  public:
-  KeyspaceTable(store::Pool* pool, rpma_peer* peer, CreateOptions create);
+  // `device`: where every keyspace's peer is made (the listener's).
+  KeyspaceTable(store::Pool* pool, ibv_context* device, CreateOptions create);
   ~KeyspaceTable();
   KeyspaceTable(const KeyspaceTable&) = delete;
   KeyspaceTable& operator=(const KeyspaceTable&) = delete;
@@ -53,8 +61,8 @@ class KeyspaceTable {
   // with `create`, creates it when missing (*created says so; its log
   // gets half of the pool's largest free extent).
   // Errors: not_found (no such keyspace, create not asked), no_space (no
-  // room to create it), unavailable (registering failed), others from
-  // the pool.
+  // room to create it), unavailable (its peer or registration failed),
+  // others from the pool.
   Result<OpenKeyspace*> Get(std::string_view name, bool create, bool* created);
   // Creates `name` in the pool without opening it for remote access (the
   // server's `default` at pool creation).
@@ -72,7 +80,7 @@ class KeyspaceTable {
   Result<OpenKeyspace*> Register(std::shared_ptr<store::Keyspace> ks);
 
   store::Pool* const pool_;
-  rpma_peer* const peer_;
+  ibv_context* const device_;
   const CreateOptions create_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<OpenKeyspace>, std::less<>> open_;

@@ -24,7 +24,7 @@
 namespace kv::protocol {
 
 inline constexpr uint32_t kMagic = 0x564b5052;  // "RPKV" little-endian
-inline constexpr uint8_t kVersion = 1;
+inline constexpr uint8_t kVersion = 2;
 // Limits of rdma_cm over InfiniBand/RoCE; the tcp provider enforces them.
 inline constexpr size_t kMaxConnectPdata = 56;
 inline constexpr size_t kMaxAcceptPdata = 196;
@@ -67,9 +67,15 @@ inline uint64_t Get64(const uint8_t* p, size_t off) {
 // Connect private data (client -> server), 52 bytes:
 //   0 4 magic   4 1 version   5 1 flags   6 1 name_len   7 1 reserved (0)
 //   8 4 map_epoch (0 outside a cluster)   12 40 name (name_len bytes used)
+// With kConnectTicket, name_len is 16 and the name field holds the ticket
+// of a WELCOME that said kReconnect (binary, not a keyspace name).
 inline constexpr uint8_t kConnectCreate = 1;  // create the keyspace if missing
 inline constexpr uint8_t kConnectHello = 2;   // name/key follow in HELLO
-inline constexpr uint8_t kConnectFlagsKnown = kConnectCreate | kConnectHello;
+inline constexpr uint8_t kConnectTicket = 4;  // admitted by HELLO: a ticket
+inline constexpr uint8_t kConnectFlagsKnown =
+    kConnectCreate | kConnectHello | kConnectTicket;
+// A one-time admission ticket (random, from the server's CSPRNG).
+inline constexpr size_t kTicketSize = 16;
 inline constexpr size_t kConnectHeader = 12;
 inline constexpr size_t kConnectSize = kConnectHeader + kInlineNameMax;
 static_assert(kConnectSize <= kMaxConnectPdata);
@@ -77,7 +83,8 @@ static_assert(kConnectSize <= kMaxConnectPdata);
 struct Connect {
   uint8_t flags = 0;
   uint32_t map_epoch = 0;
-  std::string name;  // empty when kConnectHello
+  std::string name;  // empty when kConnectHello; the ticket's bytes when
+                     // kConnectTicket
 };
 
 inline size_t EncodeConnect(const Connect& c, uint8_t out[kConnectSize]) {
@@ -129,7 +136,12 @@ inline Status DecodeConnect(const void* data, size_t len, Connect* out) {
   out->flags = flags;
   out->map_epoch = Get32(p, 8);
   out->name.assign(reinterpret_cast<const char*>(p + kConnectHeader), n);
-  if (!(flags & kConnectHello)) {
+  if ((flags & kConnectTicket) &&
+      ((flags & kConnectHello) || n != kTicketSize)) {
+    return Status::InvalidArgument(
+        "connect private data: a ticket is 16 bytes, without HELLO");
+  }
+  if (!(flags & (kConnectHello | kConnectTicket))) {
     Status st = ValidateKeyspaceName(out->name);
     if (!st.ok()) return Status::InvalidArgument("connect: " + st.message());
   }
@@ -151,7 +163,10 @@ enum class Admit : uint8_t {
   kServerError = 9,
   kShuttingDown = 10,
   kWrongShard = 11,  // cluster: stale map (unused by a single server)
-  kMax = kWrongShard,
+  // Not a refusal: HELLO was accepted; connect again with the ticket (the
+  // new connection is made in the keyspace's protection domain).
+  kReconnect = 12,
+  kMax = kReconnect,
 };
 
 constexpr std::string_view AdmitName(Admit a) {
@@ -180,6 +195,8 @@ constexpr std::string_view AdmitName(Admit a) {
       return "server shutting down";
     case Admit::kWrongShard:
       return "wrong shard";
+    case Admit::kReconnect:
+      return "reconnect with ticket";
   }
   return "unknown";
 }
@@ -204,7 +221,8 @@ struct Grant {
 //   8 4 map_epoch   12 4 keyspace_id   16 8 bucket_count   24 8 log_size
 //   32 4 segment_size   36 4 max_value_size   40 8 index_offset
 //   48 8 log_offset (both from the start of the read region)
-//   56 21 read descriptor   77 3 reserved
+//   56 21 read descriptor (admit = reconnect: 56 16 the ticket instead)
+//   77 3 reserved
 //   80 4 grant.segment   84 4 grant.size   88 8 grant.grant_id
 //   96 8 grant.start   104 21 grant write descriptor   125 1 grant.flags
 //   (no grant at all — a full keyspace admits readers — is size 0)
@@ -231,6 +249,7 @@ struct Accept {
   uint16_t max_inflight = 0;
   uint64_t session_id = 0;
   std::string reason;  // for a refusal: what to do about it (<= 59 bytes)
+  uint8_t ticket[kTicketSize] = {};  // admit == kReconnect only
 };
 
 inline size_t EncodeAccept(const Accept& a, uint8_t out[kAcceptSize]) {
@@ -247,7 +266,11 @@ inline size_t EncodeAccept(const Accept& a, uint8_t out[kAcceptSize]) {
   Put32(out, 36, a.max_value_size);
   Put64(out, 40, a.index_offset);
   Put64(out, 48, a.log_offset);
-  std::memcpy(out + 56, a.read_desc, kDescriptorSize);
+  if (a.admit == Admit::kReconnect) {
+    std::memcpy(out + 56, a.ticket, kTicketSize);
+  } else {
+    std::memcpy(out + 56, a.read_desc, kDescriptorSize);
+  }
   Put32(out, 80, a.grant.segment);
   Put32(out, 84, a.grant.size);
   Put64(out, 88, a.grant.grant_id);
@@ -298,7 +321,11 @@ inline Status DecodeAccept(const void* data, size_t len, Accept* out) {
   a.max_value_size = Get32(p, 36);
   a.index_offset = Get64(p, 40);
   a.log_offset = Get64(p, 48);
-  std::memcpy(a.read_desc, p + 56, kDescriptorSize);
+  if (a.admit == Admit::kReconnect) {
+    std::memcpy(a.ticket, p + 56, kTicketSize);
+  } else {
+    std::memcpy(a.read_desc, p + 56, kDescriptorSize);
+  }
   a.grant.segment = Get32(p, 80);
   a.grant.size = Get32(p, 84);
   a.grant.grant_id = Get64(p, 88);
