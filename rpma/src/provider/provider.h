@@ -345,8 +345,10 @@ struct DeviceCaps {
 };
 
 // A protection domain (ibv_pd) plus everything created under it. In the
-// tcp provider a Pd owns the progress engine (one per peer) that serves
-// its connections' one-sided operations.
+// tcp provider a Pd owns the progress engine (one per peer, started on
+// first need) that serves its listeners' and connections' one-sided
+// operations; a connection moved into another Pd (CmId::MoveQp) stays on
+// its listener's engine.
 class Pd {
  public:
   virtual ~Pd() = default;
