@@ -197,6 +197,9 @@ class FakeCmChannel : public CmChannel {
   std::unique_ptr<CmChannel> inner_;
 };
 
+// The tcp Pd inside a FakePd; null for anything else (after FakePd).
+Pd* FakePdInner(Pd* pd);
+
 class FakeCmId : public CmId {
  public:
   FakeCmId(FakeDevice* dev, std::unique_ptr<CmId> inner, FakeCmChannel* ch)
@@ -250,7 +253,13 @@ class FakeCmId : public CmId {
     return 0;
   }
   Qp* qp() const override { return qp_.get(); }
-  int MoveQp(Pd* pd) override;  // after FakePd
+  int MoveQp(Pd* pd) override {
+    dev_->Record("MoveQp");
+    if (int e = dev_->Inject("MoveQp")) return e;
+    Pd* inner = FakePdInner(pd);
+    if (inner == nullptr) return -EINVAL;
+    return inner_->MoveQp(inner);
+  }
   int Migrate(CmChannel* channel) override {
     if (int e = dev_->Inject("Migrate")) return e;
     auto* ch = dynamic_cast<FakeCmChannel*>(channel);
@@ -430,15 +439,12 @@ class FakePd : public Pd {
   std::unique_ptr<Pd> inner_;
 };
 
-int FakeCmId::MoveQp(Pd* pd) {
-  dev_->Record("MoveQp");
-  if (int e = dev_->Inject("MoveQp")) return e;
-  auto* fpd = dynamic_cast<FakePd*>(pd);
-  if (fpd == nullptr) return -EINVAL;
-  return inner_->MoveQp(fpd->inner());
-}
-
 }  // namespace
+
+Pd* FakePdInner(Pd* pd) {
+  auto* fpd = dynamic_cast<FakePd*>(pd);
+  return fpd != nullptr ? fpd->inner() : nullptr;
+}
 
 FakeDevice* FakeDevice::Create(const char* addr, rpma::prov::DeviceCaps caps) {
   // The inner tcp device serves what this one claims (an emulated tcp
