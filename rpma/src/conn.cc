@@ -67,6 +67,7 @@ int ConnNew(std::unique_ptr<rpma_conn_req> req,
   conn->rcq = std::move(req->rcq);
   conn->origin_channel = std::move(req->origin_channel);
   conn->id = std::move(req->id);
+  conn->origin_peer = std::move(req->origin_peer);
   conn->private_data = std::move(req->private_data);
   req.reset();
   int rc = ConnSetup(conn.get());

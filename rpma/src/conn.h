@@ -26,7 +26,9 @@ struct Munmap {
 
 struct rpma_conn {
   explicit rpma_conn(rpma_peer* p) : peer(p) {}
-  rpma::PeerRef peer;  // first: released last
+  // See rpma_conn_req::origin_peer (moved here by ConnNew).
+  std::unique_ptr<rpma::PeerRef> origin_peer;
+  rpma::PeerRef peer;  // the QP's protection domain; released after the rest
   // Destruction (reverse order): id (and QP), flush MR, flush page, CQs,
   // shared channel, event channel — QP before what it uses.
   std::unique_ptr<rpma::prov::CmChannel> evch;

@@ -94,6 +94,7 @@ int ConnReqFromId(rpma_peer* peer, std::unique_ptr<prov::CmId> id,
     return rc;
   }
   req->passive = passive;
+  req->uses_srq = cfg.srq != nullptr;
   req->origin_channel = std::move(origin);
   req->id = std::move(id);
   *out = std::move(req);
@@ -210,5 +211,6 @@ RPMA_EXPORT int rpma_conn_req_recv(struct rpma_conn_req* req,
   if (rc != 0) {
     return RPMA_PROVIDER_FAILED(rc, "posting a receive");
   }
+  req->recv_posted = true;
   return 0;
 }

@@ -16,8 +16,14 @@
 
 struct rpma_conn_req {
   explicit rpma_conn_req(rpma_peer* p) : peer(p) {}
-  rpma::PeerRef peer;  // first: released last
+  // rpma_conn_req_set_peer: the peer the request came from (its tcp
+  // engine still serves the connection), kept counted after `peer` moved
+  // to the new one. Null when never moved. Released after everything.
+  std::unique_ptr<rpma::PeerRef> origin_peer;
+  rpma::PeerRef peer;  // the QP's protection domain; released after the rest
   bool passive = false;
+  bool uses_srq = false;     // made with a conn_cfg that has an SRQ
+  bool recv_posted = false;  // rpma_conn_req_recv succeeded once
   // Members in destruction-safe order (reverse of declaration): the CmId
   // (and its QP) goes before the CQs, the CQs before the shared channel.
   std::unique_ptr<rpma::prov::CompletionChannel> shared_channel;

@@ -32,6 +32,14 @@ class PeerRef {
     ++*count_;
   }
   ~PeerRef() { --*count_; }
+  // Counts the object for `peer` instead (rpma_conn_req_set_peer).
+  void Rebind(rpma_peer* peer) {
+    std::shared_ptr<std::atomic<int>> c = peer->live_objects;
+    ++*c;
+    --*count_;
+    count_ = std::move(c);
+    peer_ = peer;
+  }
   PeerRef(const PeerRef&) = delete;
   PeerRef& operator=(const PeerRef&) = delete;
   rpma_peer* get() const { return peer_; }

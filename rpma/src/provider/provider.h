@@ -42,6 +42,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -52,6 +53,7 @@ namespace rpma::prov {
 class Cq;
 class CmChannel;
 class CmId;
+class Pd;
 
 // ---------------------------------------------------------------------------
 // Memory
@@ -76,6 +78,13 @@ inline constexpr int kAccessAll = kAccessLocalWrite | kAccessRemoteWrite |
 class Mr {
  public:
   virtual ~Mr() = default;
+  // rpkv extension (rpma_mr_advance): from its return on, every remote
+  // access that touches [addr, addr + offset) fails with a remote access
+  // error, and no remote write lands there any more (one accepted before
+  // and still being placed stops). The bound only moves up. -EINVAL:
+  // offset > length() or below the current bound; -EOPNOTSUPP: the
+  // provider cannot (verbs: it would need memory-window rebinding).
+  virtual int RaiseRemoteFloor(size_t /*offset*/) { return -EOPNOTSUPP; }
   void* addr() const { return addr_; }
   size_t length() const { return length_; }
   uint32_t lkey() const { return lkey_; }
@@ -268,6 +277,17 @@ class CmId {
   // or CQs/SRQ of another provider.
   virtual int CreateQp(const QpInit& init) = 0;
   virtual Qp* qp() const = 0;
+  // rpkv extension (rpma_conn_req_set_peer): a passive id whose request
+  // is not accepted yet moves its QP into `pd` (same device, same QpInit:
+  // the CQs are the device's, not the Pd's). From then on the peer's
+  // one-sided operations are checked against `pd`'s registrations only,
+  // and local buffers must be registered with `pd`. Receives posted
+  // before are lost (the caller forbids them). -EINVAL: no QP, an active
+  // id, an accepted id, a QP with an SRQ, or a Pd of another provider;
+  // the device's -errno (verbs, which recreates the QP: on failure it
+  // recreates it in the old Pd; if even that fails the id has no QP and
+  // -EIO is returned). -EOPNOTSUPP: a provider without it.
+  virtual int MoveQp(Pd* /*pd*/) { return -EOPNOTSUPP; }
   // Future events of this id go to `channel`; events of this id already
   // queued on its old channel move along (as rdma_migrate_id). -EINVAL: a
   // null channel or another provider's.
@@ -325,8 +345,10 @@ struct DeviceCaps {
 };
 
 // A protection domain (ibv_pd) plus everything created under it. In the
-// tcp provider a Pd owns the progress engine (one per peer) that serves
-// its connections' one-sided operations.
+// tcp provider a Pd owns the progress engine (one per peer, started on
+// first need) that serves its listeners' and connections' one-sided
+// operations; a connection moved into another Pd (CmId::MoveQp) stays on
+// its listener's engine.
 class Pd {
  public:
   virtual ~Pd() = default;
@@ -335,6 +357,16 @@ class Pd {
   // device has it).
   virtual int RegMr(void* addr, size_t length, int access,
                     std::unique_ptr<Mr>* out) = 0;
+  // rpkv extension (rpma_conn_mr_reg): as RegMr, but remote access is
+  // granted only through `qp` (a QP of this Pd): any other QP, even of
+  // this Pd and with the right rkey and address, gets a remote access
+  // error. Once `qp` is destroyed the region cannot be reached remotely.
+  // -EINVAL: as RegMr, or qp null / not a QP of this Pd; -EOPNOTSUPP: the
+  // provider cannot (verbs: would need type-2 memory windows).
+  virtual int RegMrForQp(Qp* /*qp*/, void* /*addr*/, size_t /*length*/,
+                         int /*access*/, std::unique_ptr<Mr>* /*out*/) {
+    return -EOPNOTSUPP;
+  }
   virtual int CreateCompletionChannel(
       std::unique_ptr<CompletionChannel>* out) = 0;
   // `channel` may be null (a CQ that is only polled). -EINVAL: cqe <= 0,

@@ -9,6 +9,7 @@
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_cq.h"
 #include "tcp/tcp_device.h"
+#include "tcp/tcp_pd.h"
 #include "tcp/tcp_qp.h"
 #include "tcp/tcp_srq.h"
 
@@ -42,6 +43,14 @@ int TcpCmId::CreateQp(const QpInit& init) {
 }
 
 Qp* TcpCmId::qp() const { return qp_.get(); }
+
+int TcpCmId::MoveQp(Pd* pd) {
+  auto* tpd = dynamic_cast<TcpPd*>(pd);
+  if (tpd == nullptr || qp_ == nullptr || conn_ == nullptr ||
+      qp_->has_srq_unlocked())
+    return -EINVAL;
+  return conn_->MoveToTable(tpd->mrs());
+}
 
 int TcpCmId::Migrate(CmChannel* channel) {
   auto* ch = dynamic_cast<TcpCmChannel*>(channel);

@@ -21,6 +21,9 @@ class TcpCmId : public CmId {
 
   int CreateQp(const QpInit& init) override;
   Qp* qp() const override;
+  // The QP stays (tcp QPs belong to no Pd); the connection's target is
+  // switched to `pd`'s registrations (TcpConn::MoveToTable).
+  int MoveQp(Pd* pd) override;
   int Migrate(CmChannel* channel) override;
   int Connect(const void* pdata, uint8_t len) override;
   int Accept(const void* pdata, uint8_t len) override;

@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "log_internal.h"
+#include "tcp/access_penalty.h"
 #include "tcp/tcp_cm_channel.h"
 #include "tcp/tcp_cm_id.h"
 #include "tcp/tcp_device.h"
@@ -40,6 +41,8 @@ int TcpConn::Adopt(int fd, std::shared_ptr<ListenSocket> listener) {
   fd_ = fd;
   TuneSocket(fd_);
   peer_name_ = PeerName(fd_);
+  peer_ip_ = PeerIp(fd_);
+  passive_ = true;
   listener_ = std::move(listener);
   state_ = State::kAwaitHello;
   deadline_ms_ = NowMs() + kHandshakeMs;
@@ -73,6 +76,23 @@ void TcpConn::AttachQp(TcpQp* qp) {
   std::lock_guard<std::mutex> lock(mu_);
   qp_ = qp;
   target_.set_qp(qp);
+}
+
+int TcpConn::MoveToTable(MrTable* mrs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!passive_ || (state_ != State::kRequested && state_ != State::kClosed))
+    return -EINVAL;
+  // Not established: no request of the peer is executing or queued (a
+  // request frame before accept is a protocol error), so nothing refers
+  // to the old table's entries.
+  mrs_ = mrs;
+  target_.set_mrs(mrs);
+  return 0;
+}
+
+bool TcpConn::UsesTable(MrTable* mrs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return mrs_ == mrs;
 }
 
 void TcpConn::Emit(CmEventType type, std::vector<uint8_t> pdata) {
@@ -131,6 +151,7 @@ void TcpConn::FinishConnect() {
     return;
   }
   peer_name_ = PeerName(fd_);
+  peer_ip_ = PeerIp(fd_);
   FrameHeader h;
   h.type = kFrameHello;
   h.addr = kHelloMagic;
@@ -287,6 +308,10 @@ void TcpConn::OnTick(int64_t now_ms) {
                        peer_name_.c_str());
       Close();
       break;
+    case State::kHeldBack:
+      deadline_ms_ = 0;
+      DeliverRequest();
+      break;
     case State::kDisconnecting:
       Close();
       Emit(CmEventType::kDisconnected);
@@ -347,7 +372,8 @@ bool TcpConn::HandleCm(const FrameHeader& h) {
         Emit(CmEventType::kDisconnected);
         return true;
       }
-      if (state_ == State::kRequested) {  // the client gave up
+      if (state_ == State::kRequested || state_ == State::kHeldBack) {
+        // the client gave up
         Close();
         return true;
       }
@@ -367,6 +393,28 @@ void TcpConn::OnHello() {
   FrameHeader ack;
   ack.type = kFrameHelloAck;
   out_.Push(OutQueue::Kind::kControl, ack, nullptr, 0);
+  int64_t now = NowMs();
+  int64_t at = AccessPenalty::Global().DeliveryTime(peer_ip_, now);
+  if (at < 0) {
+    RPMA_LOG_WARNING(
+        "tcp: rejecting a connection request of %s: its address caused too "
+        "many remote access errors",
+        peer_name_.c_str());
+    listener_.reset();
+    SendCm(kFrameReject);
+    Close();
+    return;
+  }
+  if (at > now) {  // delivered by OnTick once its turn comes
+    state_ = State::kHeldBack;
+    deadline_ms_ = at;
+    FlushOut();
+    return;
+  }
+  DeliverRequest();
+}
+
+void TcpConn::DeliverRequest() {
   auto id = std::make_unique<TcpCmId>(shared_from_this());
   id_ = id.get();
   state_ = State::kRequested;

@@ -50,7 +50,10 @@ class TcpConn : public Handler,
     kHelloSent,    // waiting for HELLO_ACK
     kAwaitAccept,  // a listener has the request, waiting for ACCEPT/REJECT
     kAwaitHello,   // passive, accepted socket, waiting for the hello
-    kRequested,    // passive, kConnectRequest delivered, app decides
+    // passive, hello received, held back before delivery because the
+    // peer's address caused remote access errors (access_penalty.h)
+    kHeldBack,
+    kRequested,  // passive, kConnectRequest delivered, app decides
     kEstablished,
     kDisconnecting,  // DISCONNECT sent, waiting for the peer's
     // Strict mode: the peer's DISCONNECT arrived and kDisconnected was
@@ -72,6 +75,12 @@ class TcpConn : public Handler,
   void BindId(CmId* id);
   int Migrate(std::shared_ptr<CmQueue> queue);
   void AttachQp(TcpQp* qp);
+  // rpma_conn_req_set_peer: a passive connection not yet accepted checks
+  // the peer's requests against `mrs` from now on (the socket stays with
+  // its engine). -EINVAL: active, or already accepted.
+  int MoveToTable(MrTable* mrs);
+  // Whether the peer's requests are checked against `mrs`.
+  bool UsesTable(MrTable* mrs);
   int Connect(const void* pdata, uint8_t len);
   int Accept(const void* pdata, uint8_t len);
   int Reject();
@@ -107,6 +116,8 @@ class TcpConn : public Handler,
   int WatchSocket();
   bool HandleCm(const FrameHeader& h);
   void OnHello();
+  // Queues the kConnectRequest on the listener (or rejects if it is gone).
+  void DeliverRequest();
   void OnPeerGone(bool protocol_error, const char* why);
   void ProtocolError(const char* why);
   // Queues a CM frame without payload and writes what the socket takes.
@@ -152,7 +163,9 @@ class TcpConn : public Handler,
   std::mutex mu_;
   const bool strict_;  // RPMA_TCP_STRICT=1 when the connection was made
   Engine* const engine_;
-  MrTable* const mrs_;
+  MrTable* mrs_;  // may change once, before accept (MoveToTable)
+  bool passive_ = false;
+  std::string peer_ip_;  // numeric, for access_penalty.h
   State state_ = State::kIdle;
   int fd_ = -1;
   uint64_t hid_ = 0;  // engine registration

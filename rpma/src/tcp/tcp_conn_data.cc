@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "log_internal.h"
+#include "tcp/access_penalty.h"
+#include "tcp/socket_util.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_qp.h"
 #include "tcp/wr_frame.h"
@@ -136,6 +138,9 @@ bool TcpConn::OnVerdict(TcpTarget::Verdict v) {
         "tcp: a request of %s failed at the target (status %llu); the "
         "queue pair is in error",
         peer_name_.c_str(), static_cast<unsigned long long>(target_.status()));
+    if (target_.status() == kRespRemoteAccess && !peer_ip_.empty()) {
+      AccessPenalty::Global().RecordError(peer_ip_, NowMs());
+    }
     QpError();
   }
   return true;

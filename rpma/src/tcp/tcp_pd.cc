@@ -9,19 +9,47 @@
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_cq.h"
 #include "tcp/tcp_listener.h"
+#include "tcp/tcp_qp.h"
 #include "tcp/tcp_srq.h"
 
 namespace rpma::prov::tcp {
 
 int TcpPd::Create(const DeviceCaps& caps, std::unique_ptr<Pd>* out) {
-  std::unique_ptr<TcpPd> pd(new TcpPd(caps));
-  int rc = Engine::Create(&pd->engine_);
-  if (rc != 0) return rc;
-  *out = std::move(pd);
+  *out = std::unique_ptr<TcpPd>(new TcpPd(caps));
   return 0;
 }
 
 TcpPd::~TcpPd() { engine_.reset(); }
+
+int TcpPd::GetEngine(Engine** out) {
+  std::lock_guard<std::mutex> lock(engine_mu_);
+  if (engine_ == nullptr) {
+    int rc = Engine::Create(&engine_);
+    if (rc != 0) return rc;
+  }
+  *out = engine_.get();
+  return 0;
+}
+
+int64_t TcpPd::HeldForPeers() {
+  std::lock_guard<std::mutex> lock(engine_mu_);
+  return engine_ != nullptr ? engine_->held() : 0;
+}
+
+bool TcpPd::has_engine() {
+  std::lock_guard<std::mutex> lock(engine_mu_);
+  return engine_ != nullptr;
+}
+
+int TcpPd::RegMrForQp(Qp* qp, void* addr, size_t length, int access,
+                      std::unique_ptr<Mr>* out) {
+  auto* tqp = dynamic_cast<TcpQp*>(qp);
+  if (tqp == nullptr || addr == nullptr || length == 0) return -EINVAL;
+  if ((access & ~kAccessAll) != 0) return -EINVAL;
+  if (!tqp->conn()->UsesTable(&mrs_)) return -EINVAL;  // another Pd's QP
+  *out = std::make_unique<TcpMr>(&mrs_, addr, length, access, tqp->serial());
+  return 0;
+}
 
 int TcpPd::RegMr(void* addr, size_t length, int access,
                  std::unique_ptr<Mr>* out) {
@@ -45,7 +73,10 @@ int TcpPd::CreateCq(int cqe, CompletionChannel* channel,
 
 int TcpPd::CreateSrq(uint32_t max_wr, std::unique_ptr<Srq>* out) {
   if (max_wr == 0) return -EINVAL;
-  *out = std::make_unique<TcpSrq>(max_wr, engine_.get());
+  Engine* engine = nullptr;
+  int rc = GetEngine(&engine);
+  if (rc != 0) return rc;
+  *out = std::make_unique<TcpSrq>(max_wr, engine);
   return 0;
 }
 
@@ -55,8 +86,10 @@ int TcpPd::CreateCmChannel(std::unique_ptr<CmChannel>* out) {
 
 int TcpPd::Listen(const char* addr, const char* port, CmChannel* channel,
                   std::unique_ptr<Listener>* out) {
-  return TcpListener::Create(engine_.get(), &mrs_, caps_, addr, port, channel,
-                             out);
+  Engine* engine = nullptr;
+  int rc = GetEngine(&engine);
+  if (rc != 0) return rc;
+  return TcpListener::Create(engine, &mrs_, caps_, addr, port, channel, out);
 }
 
 int TcpPd::CreateActiveId(const char* addr, const char* port, int timeout_ms,
@@ -65,8 +98,11 @@ int TcpPd::CreateActiveId(const char* addr, const char* port, int timeout_ms,
   SockAddr sa;
   int rc = Resolve(addr, port, false, &sa);
   if (rc != 0) return rc;
+  Engine* engine = nullptr;
+  rc = GetEngine(&engine);
+  if (rc != 0) return rc;
   // Nothing on the wire until Connect().
-  auto conn = std::make_shared<TcpConn>(engine_.get(), &mrs_, caps_);
+  auto conn = std::make_shared<TcpConn>(engine, &mrs_, caps_);
   conn->SetPeer(sa, timeout_ms);
   auto id = std::make_unique<TcpCmId>(conn);
   conn->BindId(id.get());

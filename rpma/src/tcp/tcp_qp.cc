@@ -1,6 +1,7 @@
 // Queue pair bookkeeping; see tcp_qp.h.
 #include "tcp/tcp_qp.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -20,6 +21,11 @@ struct ibv_wc Wc(uint64_t wr_id, enum ibv_wc_status status,
   wc.opcode = opcode;
   wc.qp_num = qp_num;
   return wc;
+}
+
+uint64_t NextSerial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -52,7 +58,8 @@ TcpQp::TcpQp(std::shared_ptr<TcpConn> conn, const QpInit& init, uint32_t num)
       sq_size_(init.sq_size),
       rq_size_(init.rq_size),
       conn_(std::move(conn)),
-      num_(num) {}
+      num_(num),
+      serial_(NextSerial()) {}
 
 int TcpQp::PostSend(const SendWr& wr) { return conn_->PostSend(this, wr); }
 

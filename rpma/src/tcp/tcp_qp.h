@@ -35,6 +35,13 @@ class TcpQp : public Qp {
  public:
   TcpQp(std::shared_ptr<TcpConn> conn, const QpInit& init, uint32_t num);
   uint32_t qp_num() const override { return num_; }
+  // Process-unique for the process's lifetime (64 bits, never reused,
+  // never 0; qp_num wraps at 24 bits): the owner identity of regions
+  // registered for this QP (TcpPd::RegMrForQp).
+  uint64_t serial() const { return serial_; }
+  TcpConn* conn() const { return conn_.get(); }
+  // Immutable, so readable without the connection's mutex.
+  bool has_srq_unlocked() const { return srq_ != nullptr; }
   int PostSend(const SendWr& wr) override;
   int PostRecv(const RecvWr& wr) override;
 
@@ -85,6 +92,7 @@ class TcpQp : public Qp {
   bool error_ = false;
   std::shared_ptr<TcpConn> conn_;
   const uint32_t num_;
+  const uint64_t serial_;
 };
 
 // Completion opcode reported for a send opcode (see provider.h).

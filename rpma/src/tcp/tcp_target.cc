@@ -62,7 +62,8 @@ TcpTarget::Verdict TcpTarget::Begin(const FrameHeader& h) {
 std::shared_ptr<MrEntry> TcpTarget::Check(const FrameHeader& h, uint64_t len,
                                           int need) {
   if (len == 0) return std::make_shared<MrEntry>();
-  return mrs_->FindLocked(h.rkey, h.addr, len, need);
+  return mrs_->FindLocked(h.rkey, h.addr, len, need,
+                          qp_ != nullptr ? qp_->serial() : 0);
 }
 
 TcpTarget::Verdict TcpTarget::Write(const FrameHeader& h) {
@@ -237,7 +238,11 @@ void TcpTarget::OnQpError() {
 }
 
 void TcpTarget::CheckDestination() {
-  if (dst_mr_ && dst_mr_->dead) {  // deregistered mid-payload
+  // Deregistered mid-payload, or the floor was raised above the write
+  // (the whole write fails: the bytes placed before stay, as a NIC's).
+  if (dst_mr_ &&
+      (dst_mr_->dead || cur_.addr - reinterpret_cast<uintptr_t>(dst_mr_->addr) <
+                            dst_mr_->floor)) {
     reader_->StopPlacing();
     dst_mr_.reset();
     status_ = kRespRemoteAccess;

@@ -34,6 +34,10 @@ class TcpTarget {
             const DeviceCaps& caps);
 
   void set_qp(TcpQp* qp) { qp_ = qp; }
+  // The Pd whose registrations the peer's requests are checked against
+  // (TcpConn::MoveToTable; caller holds the connection's mutex, no
+  // request in progress).
+  void set_mrs(MrTable* mrs) { mrs_ = mrs; }
 
   enum class Verdict {
     kOk,    // running (its payload is expected) or answered
@@ -61,8 +65,9 @@ class TcpTarget {
   // payload is discarded (no answer follows).
   void OnQpError();
   // Before placing more of a payload: when its region was deregistered,
-  // the rest is discarded and the request fails at Finish(). Caller holds
-  // MrTable::mu() shared.
+  // or its floor was raised above the write's start (rpma_mr_advance), the
+  // rest is discarded and the request fails at Finish() with a remote
+  // access error. Caller holds MrTable::mu() shared.
   void CheckDestination();
   // The connection closed.
   void Reset();
@@ -90,7 +95,7 @@ class TcpTarget {
   // persist method (pmem_persist.h).
   static uint64_t ExecuteFlush(const FrameHeader& h, const MrEntry& e);
 
-  MrTable* const mrs_;
+  MrTable* mrs_;
   Engine* const engine_;
   FrameReader* const reader_;
   OutQueue* const out_;

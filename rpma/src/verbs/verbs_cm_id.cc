@@ -85,10 +85,30 @@ int VerbsCmId::CreateQp(const QpInit& init) {
     rdma_destroy_qp(id_);
     return -ENOMEM;
   }
+  init_ = init;
   return 0;
 }
 
 Qp* VerbsCmId::qp() const { return qp_.get(); }
+
+int VerbsCmId::MoveQp(Pd* pd) {
+  auto* vpd = dynamic_cast<VerbsPd*>(pd);
+  if (vpd == nullptr || !qp_ || !passive_ || init_.srq != nullptr ||
+      vpd->device() != pd_->device())
+    return -EINVAL;
+  if (vpd == pd_) return 0;
+  VerbsPd* old = pd_;
+  qp_.reset();
+  rdma_destroy_qp(id_);
+  pd_ = vpd;
+  const QpInit init = init_;
+  int rc = CreateQp(init);
+  if (rc == 0) return 0;
+  pd_ = old;
+  if (CreateQp(init) == 0) return rc;
+  RPMA_LOG_ERROR("recreating a queue pair in its old protection domain failed");
+  return -EIO;
+}
 
 int VerbsCmId::Migrate(CmChannel* channel) {
   auto* ch = dynamic_cast<VerbsCmChannel*>(channel);

@@ -46,6 +46,12 @@ class VerbsCmId final : public CmId {
   // CQs/SRQ; the vendor's -errno otherwise.
   int CreateQp(const QpInit& init) override;
   Qp* qp() const override;
+  // rdma_destroy_qp() + rdma_create_qp_ex() with `pd` and the QpInit of
+  // CreateQp() (CQs are the context's, so they stay). Passive ids only
+  // (the caller guarantees: before rdma_accept()); no SRQ. On failure the
+  // QP is recreated in the old Pd and the error returned; if that fails
+  // too the id has no QP and -EIO is returned.
+  int MoveQp(Pd* pd) override;
   // rdma_migrate_id(). -EINVAL for a non-verbs channel.
   int Migrate(CmChannel* channel) override;
   // rdma_connect() / rdma_accept() with librpma's conn_param (max
@@ -72,10 +78,11 @@ class VerbsCmId final : public CmId {
   }
 
  private:
-  VerbsPd* const pd_;
+  VerbsPd* pd_;  // the QP's; changes only in MoveQp()
   struct rdma_cm_id* const id_;
   VerbsCmChannel* channel_;
   std::unique_ptr<VerbsQp> qp_;
+  QpInit init_;  // of the QP (MoveQp recreates it)
   bool passive_ = false;
   bool closed_reported_ = false;
   std::vector<uint8_t> request_pdata_;

@@ -43,6 +43,10 @@ class FakeMr : public Mr {
     access_ = inner_->access();
   }
   ~FakeMr() override { dev_->Record("~Mr"); }
+  int RaiseRemoteFloor(size_t offset) override {
+    if (int e = dev_->Inject("RaiseRemoteFloor")) return e;
+    return inner_->RaiseRemoteFloor(offset);
+  }
 
  private:
   FakeDevice* const dev_;
@@ -144,6 +148,7 @@ class FakeSrq : public Srq {
 class FakeQp : public Qp {
  public:
   FakeQp(FakeDevice* dev, Qp* inner) : dev_(dev), inner_(inner) {}
+  Qp* inner() const { return inner_; }
   uint32_t qp_num() const override { return inner_->qp_num(); }
   int PostSend(const SendWr& wr) override {
     dev_->Record(Fmt(
@@ -191,6 +196,9 @@ class FakeCmChannel : public CmChannel {
   FakeDevice* const dev_;
   std::unique_ptr<CmChannel> inner_;
 };
+
+// The tcp Pd inside a FakePd; null for anything else (after FakePd).
+Pd* FakePdInner(Pd* pd);
 
 class FakeCmId : public CmId {
  public:
@@ -245,6 +253,13 @@ class FakeCmId : public CmId {
     return 0;
   }
   Qp* qp() const override { return qp_.get(); }
+  int MoveQp(Pd* pd) override {
+    dev_->Record("MoveQp");
+    if (int e = dev_->Inject("MoveQp")) return e;
+    Pd* inner = FakePdInner(pd);
+    if (inner == nullptr) return -EINVAL;
+    return inner_->MoveQp(inner);
+  }
   int Migrate(CmChannel* channel) override {
     if (int e = dev_->Inject("Migrate")) return e;
     auto* ch = dynamic_cast<FakeCmChannel*>(channel);
@@ -329,6 +344,19 @@ class FakePd : public Pd {
     inner_.reset();
     dev_->Record("~Pd");
   }
+  Pd* inner() const { return inner_.get(); }
+  int RegMrForQp(Qp* qp, void* addr, size_t length, int access,
+                 std::unique_ptr<Mr>* out) override {
+    dev_->Record("RegMrForQp");
+    if (int e = dev_->Inject("RegMrForQp")) return e;
+    auto* fqp = dynamic_cast<FakeQp*>(qp);
+    if (fqp == nullptr) return -EINVAL;
+    std::unique_ptr<Mr> mr;
+    int rc = inner_->RegMrForQp(fqp->inner(), addr, length, access, &mr);
+    if (rc != 0) return rc;
+    *out = std::make_unique<FakeMr>(dev_, std::move(mr));
+    return 0;
+  }
   int RegMr(void* addr, size_t length, int access,
             std::unique_ptr<Mr>* out) override {
     dev_->Record(
@@ -412,6 +440,11 @@ class FakePd : public Pd {
 };
 
 }  // namespace
+
+Pd* FakePdInner(Pd* pd) {
+  auto* fpd = dynamic_cast<FakePd*>(pd);
+  return fpd != nullptr ? fpd->inner() : nullptr;
+}
 
 FakeDevice* FakeDevice::Create(const char* addr, rpma::prov::DeviceCaps caps) {
   // The inner tcp device serves what this one claims (an emulated tcp

@@ -10,12 +10,14 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "provider/device_registry.h"
 #include "provider/provider.h"
 #include "verbs/verbs_cm_channel.h"
 #include "verbs/verbs_cm_id.h"
+#include "verbs/verbs_cq.h"
 #include "verbs/verbs_mapping.h"
 #include "verbs/verbs_pd.h"
 #include "verbs/verbs_qp.h"
@@ -61,6 +63,8 @@ ibv_device** __wrap_ibv_get_device_list(int* num) {
 void __wrap_ibv_free_device_list(ibv_device**) {}
 // Device, PD, CQ, MR and QP creation, recorded.
 ibv_pd g_pd;
+ibv_pd g_pd2;  // the second PD after g_pd_calls was reset
+int g_pd_calls = 0;
 ibv_cq g_cq;
 ibv_mr g_mr;
 ibv_qp g_qp;
@@ -72,8 +76,9 @@ int __wrap_ibv_query_device(ibv_context*, ibv_device_attr* attr) {
   return 0;
 }
 ibv_pd* __wrap_ibv_alloc_pd(ibv_context* ctx) {
-  g_pd.context = ctx;
-  return &g_pd;
+  ibv_pd* pd = g_pd_calls++ % 2 == 0 ? &g_pd : &g_pd2;
+  pd->context = ctx;
+  return pd;
 }
 int __wrap_ibv_dealloc_pd(ibv_pd*) { return 0; }
 ibv_cq* __wrap_ibv_create_cq(ibv_context* ctx, int, void* cq_ctx,
@@ -95,12 +100,24 @@ ibv_mr* __wrap_ibv_reg_mr(ibv_pd* pd, void* addr, size_t len, int access) {
   return __wrap_ibv_reg_mr_iova2(pd, addr, len, 0, access);
 }
 int __wrap_ibv_dereg_mr(ibv_mr*) { return 0; }
+int g_create_qp_calls = 0;
+int g_create_qp_fail = 0;  // this many next calls fail with ENOMEM
+int g_destroy_qp_calls = 0;
 int __wrap_rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr) {
+  g_create_qp_calls++;
+  if (g_create_qp_fail > 0) {
+    g_create_qp_fail--;
+    errno = ENOMEM;
+    return -1;
+  }
   g_qp_attr = *attr;
   id->qp = &g_qp;
   return 0;
 }
-void __wrap_rdma_destroy_qp(rdma_cm_id* id) { id->qp = nullptr; }
+void __wrap_rdma_destroy_qp(rdma_cm_id* id) {
+  g_destroy_qp_calls++;
+  id->qp = nullptr;
+}
 int __wrap_rdma_getaddrinfo(const char*, const char*, const rdma_addrinfo*,
                             rdma_addrinfo**) {
   errno = ENODEV;  // librdmacm without a usable device
@@ -254,6 +271,7 @@ class VerbsObjectsTest : public ::testing::Test {
   void SetUp() override {
     dev_ = VerbsDeviceForContext(&ctx_);
     ASSERT_NE(dev_, nullptr);
+    g_pd_calls = 0;  // pd_ gets g_pd
     ASSERT_EQ(dev_->AllocPd(&pd_), 0);
     g_reg_calls = 0;
   }
@@ -296,6 +314,95 @@ TEST_F(VerbsObjectsTest, QpAttributesAreLibrpmas) {
   EXPECT_EQ(g_qp_attr.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, 0u);
   ASSERT_NE(id.qp(), nullptr);
   EXPECT_EQ(id.CreateQp(init), -EINVAL);  // at most once
+}
+
+// rpma_conn_req_set_peer on verbs: the passive id's QP is destroyed and
+// made again, with the same attributes, in the new PD (CQs stay: they are
+// the context's).
+class VerbsMoveQpTest : public VerbsObjectsTest {
+ protected:
+  void SetUp() override {
+    VerbsObjectsTest::SetUp();
+    ASSERT_EQ(dev_->AllocPd(&pd2_), 0);  // g_pd2
+    ASSERT_EQ(pd_->CreateCq(16, nullptr, &cq_), 0);
+    id_ = std::make_unique<VerbsCmId>(static_cast<VerbsPd*>(pd_.get()), &raw_,
+                                      nullptr);
+    id_->set_request_pdata({});  // a passive id
+    init_.send_cq = cq_.get();
+    init_.recv_cq = cq_.get();
+    init_.sq_size = 12;
+    init_.rq_size = 7;
+    ASSERT_EQ(id_->CreateQp(init_), 0);
+    ASSERT_EQ(g_qp_attr.pd, &g_pd);
+    g_create_qp_calls = 0;
+    g_destroy_qp_calls = 0;
+    g_create_qp_fail = 0;
+  }
+  void TearDown() override { g_create_qp_fail = 0; }
+  std::unique_ptr<Pd> pd2_;
+  std::unique_ptr<Cq> cq_;
+  rdma_cm_id raw_ = {};
+  std::unique_ptr<VerbsCmId> id_;
+  QpInit init_;
+};
+
+TEST_F(VerbsMoveQpTest, RecreatesTheQpInTheNewPdWithTheSameAttributes) {
+  ASSERT_EQ(id_->MoveQp(pd2_.get()), 0);
+  EXPECT_EQ(g_destroy_qp_calls, 1);
+  EXPECT_EQ(g_create_qp_calls, 1);
+  EXPECT_EQ(g_qp_attr.pd, &g_pd2);
+  EXPECT_EQ(g_qp_attr.cap.max_send_wr, 12u);
+  EXPECT_EQ(g_qp_attr.cap.max_recv_wr, 7u);
+  EXPECT_EQ(g_qp_attr.send_cq, static_cast<VerbsCq*>(cq_.get())->cq());
+  EXPECT_NE(id_->qp(), nullptr);
+  // Back again, and a move to where it is does nothing.
+  ASSERT_EQ(id_->MoveQp(pd_.get()), 0);
+  EXPECT_EQ(g_qp_attr.pd, &g_pd);
+  ASSERT_EQ(id_->MoveQp(pd_.get()), 0);
+  EXPECT_EQ(g_create_qp_calls, 2);
+}
+
+TEST_F(VerbsMoveQpTest, AFailedCreateRecreatesTheQpInTheOldPd) {
+  g_create_qp_fail = 1;
+  EXPECT_EQ(id_->MoveQp(pd2_.get()), -ENOMEM);
+  EXPECT_EQ(g_create_qp_calls, 2);
+  EXPECT_EQ(g_qp_attr.pd, &g_pd);
+  EXPECT_NE(id_->qp(), nullptr);
+  // Still movable afterwards.
+  EXPECT_EQ(id_->MoveQp(pd2_.get()), 0);
+  EXPECT_EQ(g_qp_attr.pd, &g_pd2);
+}
+
+TEST_F(VerbsMoveQpTest, TwoFailedCreatesLeaveNoQpAndSayEio) {
+  g_create_qp_fail = 2;
+  EXPECT_EQ(id_->MoveQp(pd2_.get()), -EIO);
+  EXPECT_EQ(id_->qp(), nullptr);
+  EXPECT_EQ(id_->MoveQp(pd2_.get()), -EINVAL);  // nothing left to move
+}
+
+TEST_F(VerbsMoveQpTest, RefusesActiveIdsSrqsAndOtherProviders) {
+  rdma_cm_id raw = {};
+  VerbsCmId active(static_cast<VerbsPd*>(pd_.get()), &raw, nullptr);
+  ASSERT_EQ(active.CreateQp(init_), 0);
+  EXPECT_EQ(active.MoveQp(pd2_.get()), -EINVAL);
+  EXPECT_EQ(id_->MoveQp(nullptr), -EINVAL);
+  Device* tcp = nullptr;
+  ASSERT_EQ(TcpGetDevice("127.0.0.1", true, &tcp), 0);
+  std::unique_ptr<Pd> tcp_pd;
+  ASSERT_EQ(tcp->AllocPd(&tcp_pd), 0);
+  EXPECT_EQ(id_->MoveQp(tcp_pd.get()), -EINVAL);
+  EXPECT_EQ(g_destroy_qp_calls, 0);  // nothing was touched
+  EXPECT_NE(id_->qp(), nullptr);
+}
+
+TEST_F(VerbsMoveQpTest, PerConnectionRegionsAndFloorsAreNotSupported) {
+  char buf[64];
+  std::unique_ptr<Mr> mr;
+  EXPECT_EQ(
+      pd_->RegMrForQp(id_->qp(), buf, sizeof(buf), kAccessRemoteWrite, &mr),
+      -EOPNOTSUPP);
+  ASSERT_EQ(pd_->RegMr(buf, sizeof(buf), kAccessRemoteWrite, &mr), 0);
+  EXPECT_EQ(mr->RaiseRemoteFloor(8), -EOPNOTSUPP);
 }
 
 TEST_F(VerbsObjectsTest, RegistrationMapsAccessAndRejectsUnknownBits) {
