@@ -2,6 +2,7 @@
 // each test runs an attack with real processes and shows an honest client
 // connecting and putting meanwhile. Every wait is bounded; the only
 // timing assertions are lower bounds on the server's deliberate delays.
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -72,6 +73,9 @@ class ServerBoundsTest : public InMemoryServerTest {
         if (!c.connected()) return n - i + failed - 1;
       }
     }
+    // As the client library does: BYE returns the grant's tail.
+    (void)c.SendMessage(protocol::Type::kBye, "");
+    c.WaitClosed(milliseconds(2000));
     return failed;
   }
   // Connects a HELLO-flow client and returns the accept (no HELLO sent).
@@ -81,6 +85,26 @@ class ServerBoundsTest : public InMemoryServerTest {
     protocol::Accept a;
     if (!st.ok() || !c->accept(&a).ok()) return Admit::kServerError;
     return a.admit;
+  }
+  // /proc/<kvserver>/status field (Threads, VmRSS) or the fd count.
+  long long ProcStatus(const std::string& field) {
+    std::ifstream f("/proc/" + std::to_string(server_.pid()) + "/status");
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.rfind(field + ":", 0) == 0) {
+        return atoll(line.c_str() + field.size() + 1);
+      }
+    }
+    return -1;
+  }
+  long long OpenFds() {
+    const std::string dir = "/proc/" + std::to_string(server_.pid()) + "/fd";
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) return -1;
+    long long n = 0;
+    while (readdir(d) != nullptr) n++;
+    closedir(d);
+    return n - 2;
   }
   std::string WriteKeys(const std::string& text) {
     const std::string path = dir_ + "/keys";
@@ -387,6 +411,62 @@ TEST_F(ServerBoundsTest, WrongAccessKeysAreDelayed) {
           guesses.load(), first_delays.front(), longest);
   // Recent failures make it grow (10% of the base per failure).
   EXPECT_GE(longest, 300.0 * 1.3);
+}
+
+// Connect/disconnect cycles of every kind (named + put, HELLO + HELLO,
+// silent HELLO, idle) leave the server's fds and threads where they
+// were once the sessions have ended (RSS printed).
+TEST_F(ServerBoundsTest, ConnectCyclesLeaveNothingBehind) {
+  StartServer({"--hello_timeout_ms=300"});
+  {
+    std::string why;
+    ASSERT_EQ(HonestPuts(1, 10, "warm", &why), 0) << why;
+  }
+  auto settled = [&](long long fds, long long threads) {
+    for (int i = 0; i < 200; i++) {
+      if (OpenFds() <= fds && ProcStatus("Threads") <= threads) return true;
+      usleep(50000);
+    }
+    return false;
+  };
+  ASSERT_TRUE(settled(1 << 20, 1 << 20));
+  usleep(300000);
+  const long long fds0 = OpenFds(), threads0 = ProcStatus("Threads");
+  const long long rss0 = ProcStatus("VmRSS");
+  for (int i = 0; i < 1000; i++) {
+    RawClient c;
+    switch (i % 4) {
+      case 0: {
+        std::string why;
+        EXPECT_EQ(HonestPuts(1, 10, "c" + std::to_string(i) + "_", &why), 0)
+            << why;
+        break;
+      }
+      case 1:
+        if (HelloConnect(&c) == Admit::kHelloRequired) {
+          (void)c.SendMessage(protocol::Type::kHello,
+                              HelloPayload("default", ""), 3);
+          protocol::Header h;
+          std::string payload;
+          (void)c.ReceiveMessage(&h, &payload);
+        }
+        break;
+      case 2:
+        (void)HelloConnect(&c);  // silent: the hello timeout ends it
+        break;
+      case 3:
+        (void)c.ConnectTo(server_.host(), server_.port(), "default");
+        break;
+    }
+  }
+  EXPECT_TRUE(settled(fds0, threads0))
+      << "fds " << fds0 << " -> " << OpenFds() << ", threads " << threads0
+      << " -> " << ProcStatus("Threads");
+  fprintf(stderr,
+          "1000 cycles: fds %lld -> %lld, threads %lld -> %lld, "
+          "RSS %lld -> %lld kB\n",
+          fds0, OpenFds(), threads0, ProcStatus("Threads"), rss0,
+          ProcStatus("VmRSS"));
 }
 
 // A key shorter than 16 bytes is refused when the file is loaded, naming
