@@ -53,6 +53,17 @@ Status Engine::Run(const std::vector<Op*>& ops) {
   // The timeout bounds a wait without progress, not the whole batch.
   auto deadline = Clock::now() + options_.op_timeout;
   std::vector<Connection::Event> events;
+  if (Clock::now() - last_run_ > std::chrono::milliseconds(100)) {
+    // After a pause, look for a message the server sent meanwhile (an
+    // ERROR before it closed an idle connection) before writing anything:
+    // one poll that does not wait.
+    Status st = conn_->Wait(Clock::time_point::max(), &events, Clock::now());
+    for (const Connection::Event& e : events) {
+      if (e.kind == Connection::Event::kMessage) OnMessage(e);
+    }
+    events.clear();
+    if (!st.ok() && !conn_->failed()) conn_->Fail(st);
+  }
   while (true) {
     // Start what fits, in order.
     while (!ready_.empty() && !conn_->failed()) {
@@ -104,6 +115,7 @@ Status Engine::Run(const std::vector<Op*>& ops) {
     requests_out_ = 0;
     return why;
   }
+  last_run_ = Clock::now();
   return Status::Ok();
 }
 

@@ -105,6 +105,9 @@ class Engine {
   // sent again at refill_retry_at_, with backoff, until op_timeout has
   // passed since the first busy (refill_busy_since_); then busy is the
   // op's error.
+  // When the last Run ended: after a pause Run first looks for messages
+  // the server sent meanwhile (an idle-timeout ERROR).
+  std::chrono::steady_clock::time_point last_run_{};
   std::chrono::steady_clock::time_point refill_retry_at_{};
   std::chrono::steady_clock::time_point refill_busy_since_{};
   std::chrono::milliseconds refill_backoff_{0};

@@ -64,3 +64,35 @@ TEST_F(ClientGrantShareTest, BusyBeyondTheOpTimeoutIsReportedThenClears) {
 
 }  // namespace
 }  // namespace kv::e2e
+
+namespace kv::e2e {
+namespace {
+
+class ClientIdleTimeoutTest : public ClientTest {
+ protected:
+  std::vector<std::string> ServerFlags() override {
+    return {"--pool=" + dir_ + "/pool", "--pool_size=64M",
+            "--idle_timeout_ms=500"};
+  }
+};
+
+// The server ends an idle connection: the next operation fails with
+// unavailable (it does not hang) and says why; a new connection works.
+TEST_F(ClientIdleTimeoutTest, IdleConnectionIsClosedAndSaysWhy) {
+  auto c = Open();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Put("k", "v").ok());
+  ASSERT_TRUE(server_.WaitForLog("closed (idle timeout"));
+  Status st = c->Put("k", "w");
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("--idle_timeout_ms"), std::string::npos)
+      << st.ToString();
+  auto again = Open();
+  ASSERT_NE(again, nullptr);
+  std::string got;
+  ASSERT_TRUE(again->Get("k", &got).ok());
+  EXPECT_EQ(got, "v");
+}
+
+}  // namespace
+}  // namespace kv::e2e
