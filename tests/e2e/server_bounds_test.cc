@@ -484,5 +484,27 @@ TEST_F(ServerBoundsTest, ShortAccessKeyIsRefusedAtStart) {
   EXPECT_NE(err.find("at least 16"), std::string::npos) << err;
 }
 
+// Every limit is a flag, listed by --help with its default; bad values
+// are a usage error (exit 2).
+TEST_F(ServerBoundsTest, HelpListsEveryLimitAndBadValuesExitWith2) {
+  std::string out;
+  EXPECT_EQ(RunToExit({KvserverPath(), "--help"}, &out), 0);
+  for (const char* flag :
+       {"--max_pending_hello", "--hello_timeout_ms", "--idle_timeout_ms",
+        "--refill_rate", "--refill_burst", "--grant_share_percent",
+        "--auth_delay_ms", "--auth_delay_max_ms"}) {
+    EXPECT_NE(out.find(flag), std::string::npos) << flag;
+  }
+  for (const char* bad :
+       {"--max_pending_hello=0", "--refill_rate=0", "--refill_burst=0",
+        "--grant_share_percent=0", "--grant_share_percent=101",
+        "--hello_timeout_ms=0", "--auth_delay_ms=3000",
+        "--auth_delay_max_ms=20000"}) {
+    std::string err;
+    EXPECT_EQ(RunToExit({KvserverPath(), "--pool=" + pool_, bad}, &err), 2)
+        << bad << ": " << err;
+  }
+}
+
 }  // namespace
 }  // namespace kv::e2e
