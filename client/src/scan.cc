@@ -18,25 +18,36 @@ namespace rf = kv::record_format;
 constexpr size_t kChunk = 64 << 10;  // index bytes per read
 constexpr size_t kBatch = 32;        // record reads in flight
 
-// Posts the reads and waits for all of them.
+// Posts the reads and waits for all of them. Never posts more than the
+// send queue has room for (the caller sizes batches by sq_free()), and
+// never returns while a read it posted is still outstanding: a late
+// completion would reach the engine with a tag that is not an operation.
 Status ReadAll(Connection* c,
                const std::vector<std::pair<size_t, uint64_t>>&
                    reads /* arena off, remote off */,
                const std::vector<size_t>& lens,
                std::chrono::milliseconds timeout) {
-  for (size_t i = 0; i < reads.size(); i++) {
-    KV_RETURN_IF_ERROR(
-        c->PostRead(reads[i].first, reads[i].second, lens[i], i + 1));
+  size_t posted = 0;
+  Status post;
+  for (; posted < reads.size() && post.ok(); posted++) {
+    if (c->sq_free() == 0) {
+      post = Status::Busy("scan: send queue full");
+      break;
+    }
+    post = c->PostRead(reads[posted].first, reads[posted].second, lens[posted],
+                       posted + 1);
+    if (!post.ok()) break;
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   size_t done = 0;
   std::vector<Connection::Event> events;
-  while (done < reads.size()) {
+  while (done < posted) {
     events.clear();
+    // A timeout fails the connection: nothing posted on it is reaped later.
     KV_RETURN_IF_ERROR(c->Wait(deadline, &events));
     for (const auto& e : events) done += e.kind == Connection::Event::kRead;
   }
-  return Status::Ok();
+  return post;
 }
 
 }  // namespace
@@ -68,7 +79,9 @@ Status Client::Scan(
       std::vector<std::pair<size_t, uint64_t>> reads;
       std::vector<size_t> lens;
       size_t off = records_at;
-      for (; i < slots.size() && reads.size() < kBatch; i++) {
+      const size_t batch =
+          c->sq_free() < kBatch ? (c->sq_free() ? c->sq_free() : 1) : kBatch;
+      for (; i < slots.size() && reads.size() < batch; i++) {
         const uint64_t s = slots[i];
         if (s == 0 || !ix::SlotInBounds(s, a.log_size, a.segment_size))
           continue;

@@ -240,7 +240,14 @@ void Server::Admit(rpma_conn_req* req) {
   if (ks != nullptr && !session->Bind(ks, &r)) return Refuse(req, r, id);
   Status st = session->PostReceives(req);
   if (!st.ok()) {
-    return Refuse(req, {protocol::Admit::kServerError, st.message()}, id);
+    // Receives already posted point into the session's buffers, which die
+    // with `session` at return: accepting (even to refuse) would let the
+    // client's next message land in freed memory. Reject outright.
+    Logf("connection %llu refused: %s", static_cast<unsigned long long>(id),
+         st.message().c_str());
+    Stats::Add(stats_.refusals);
+    (void)rpma_conn_req_delete(&req);
+    return;
   }
   uint8_t pdata[protocol::kAcceptSize];
   protocol::EncodeAccept(session->AcceptData(), pdata);

@@ -1,7 +1,7 @@
 // Session message handlers: what each client message does and its reply.
+#include <algorithm>
 #include <cstring>
 
-#include "kv/record_format.h"
 #include "log.h"
 #include "message_parser.h"
 #include "session.h"
@@ -10,6 +10,25 @@ namespace kv::server {
 namespace {
 
 constexpr size_t kPayloadCap = protocol::kMaxMessage - protocol::kHeaderSize;
+
+// An INFO text that does not fit one reply is cut at a line boundary and
+// says so in its last line (never cut silently).
+std::string FitInfoText(std::string text) {
+  constexpr size_t kCap = kPayloadCap - 1;  // one byte of status
+  if (text.size() <= kCap) return text;
+  const size_t total =
+      static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  constexpr size_t kNoteRoom = 96;
+  size_t cut = text.rfind('\n', kCap - kNoteRoom);
+  cut = cut == std::string::npos ? 0 : cut + 1;
+  const size_t kept = static_cast<size_t>(
+      std::count(text.begin(), text.begin() + static_cast<long>(cut), '\n'));
+  text.resize(cut);
+  text += "(truncated: " + std::to_string(total - kept) + " of " +
+          std::to_string(total) + " lines not shown; the reply holds at most " +
+          std::to_string(kCap) + " bytes)\n";
+  return text;
+}
 
 }  // namespace
 
@@ -107,32 +126,6 @@ void Session::HandleCommit(const protocol::Header& h,
     reply();
     return;
   }
-  // The record's flags as written (the client may still change them: that
-  // only hurts itself; Commit verifies the record it seals).
-  record_format::RecordHeader rh{};
-  const bool inside =
-      c.offset >= g.start && c.offset + record_format::kHeaderSize <= g.size;
-  if (inside) {
-    std::memcpy(&rh, ks_->keyspace->GrantBytes(g) + (c.offset - g.start),
-                sizeof(rh));
-    const bool tombstone = rh.flags & record_format::kFlagTombstone;
-    if (tombstone != (c.op == 1)) {
-      ack.status = StatusCode::kInvalidArgument;
-      ack.message = c.op == 1 ? "COMMIT says delete but the record is a put"
-                              : "COMMIT says put but the record is a tombstone";
-      reply();
-      return;
-    }
-    if (grant_->reserve_only() && !tombstone) {
-      // The delete reserve: a full keyspace still takes tombstones,
-      // nothing else (so that it can be compacted).
-      ack.status = StatusCode::kNoSpace;
-      ack.message = "keyspace '" + ks_->keyspace->name() +
-                    "' is full: only deletes are accepted";
-      reply();
-      return;
-    }
-  }
   store::CommitRequest req;
   req.segment = c.segment;
   req.grant_id = c.grant_id;
@@ -141,6 +134,10 @@ void Session::HandleCommit(const protocol::Header& h,
   req.key_hash = c.key_hash;
   req.condition = static_cast<store::Condition>(c.condition);
   req.expected_sequence = c.expected_sequence;
+  // The op and the delete reserve's rule are checked by the store on the
+  // record it verified and seals, never on bytes the client can change.
+  req.op = c.op == 1 ? store::CommitOp::kDelete : store::CommitOp::kPut;
+  req.deletes_only = grant_->reserve_only();
   Result<store::CommitResult> r =
       env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);
   if (!r.ok()) {
@@ -205,8 +202,8 @@ void Session::HandleInfo(const protocol::Header& h, protocol::InfoTopic topic) {
       break;
   }
   uint8_t out[kPayloadCap];
-  const size_t n =
-      protocol::EncodeStatusText(StatusCode::kOk, text, out, kPayloadCap);
+  const size_t n = protocol::EncodeStatusText(
+      StatusCode::kOk, FitInfoText(std::move(text)), out, kPayloadCap);
   Send(protocol::Type::kInfoAck, h.request_id, out, n);
 }
 

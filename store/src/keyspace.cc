@@ -90,14 +90,23 @@ void Keyspace::Recover(uint64_t open_epoch, bool unclean,
   segments_->FinishRecovery();
 }
 
-uint64_t Keyspace::NextSequence() {
+Result<uint64_t> Keyspace::NextSequence() {
   const uint64_t s = next_sequence_.fetch_add(1);
   const uint64_t epoch = s >> kEpochShift;
   if (epoch > durable_epoch_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(epoch_mu_);
     if (epoch > durable_epoch_.load()) {
-      // Rare (every 2^40 sequences): a catalog persist.
-      if (epoch_sink_) (void)epoch_sink_(epoch);
+      // Rare (every 2^40 sequences): a catalog persist. Until it succeeds
+      // no sequence of the new epoch is handed out: the next open could
+      // otherwise hand it out again.
+      if (epoch_sink_) {
+        Status st = epoch_sink_(epoch);
+        if (!st.ok()) {
+          return Status(st.code(), "persisting the keyspace's sequence epoch " +
+                                       std::to_string(epoch) + ": " +
+                                       st.message());
+        }
+      }
       durable_epoch_.store(epoch, std::memory_order_release);
     }
   }
@@ -106,6 +115,7 @@ uint64_t Keyspace::NextSequence() {
 
 void Keyspace::PersistIndex() {
   if (read_only_) return;
+  std::lock_guard<std::mutex> persisting(clears_persist_mu_);
   {
     std::lock_guard<std::mutex> lock(pending_mu_);
     pending_clears_.clear();  // covered by the whole-index persist below
@@ -115,6 +125,10 @@ void Keyspace::PersistIndex() {
 }
 
 void Keyspace::PersistPendingClears() {
+  // Held until the clears are durable: a concurrent caller that found the
+  // list empty must not go on to rewrite a segment while clears another
+  // caller took are still being persisted.
+  std::lock_guard<std::mutex> persisting(clears_persist_mu_);
   std::vector<uint64_t*> slots;
   {
     std::lock_guard<std::mutex> lock(pending_mu_);
@@ -127,8 +141,8 @@ void Keyspace::PersistPendingClears() {
   persister_->PersistRanges(ranges.data(), ranges.size());
 }
 
-Result<SegmentGrant> Keyspace::GrantZeroed(bool use_reserve) {
-  Result<SegmentGrant> g = segments_->Grant(use_reserve);
+Result<SegmentGrant> Keyspace::GrantZeroed(GrantPurpose purpose) {
+  Result<SegmentGrant> g = segments_->Grant(purpose);
   if (!g.ok()) return g;
   g->keyspace_id = id_;
   // An update clears its key's old slot without persisting it. Before the
@@ -161,7 +175,7 @@ Result<SegmentGrant> Keyspace::GrantZeroed(bool use_reserve) {
 
 Result<SegmentGrant> Keyspace::GrantSegment(bool for_delete) {
   if (read_only_) return Status::PermissionDenied("pool opened read-only");
-  return GrantZeroed(for_delete);
+  return GrantZeroed(for_delete ? GrantPurpose::kDelete : GrantPurpose::kWrite);
 }
 
 Status Keyspace::SealSegment(const SegmentGrant& grant) {

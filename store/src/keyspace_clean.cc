@@ -42,7 +42,7 @@ Status Keyspace::MoveRecord(uint64_t* slot, uint64_t old_value,
       KV_RETURN_IF_ERROR(segments_->Seal(grant->segment, grant->grant_id));
     }
     *have_grant = false;
-    Result<SegmentGrant> g = GrantZeroed(true);
+    Result<SegmentGrant> g = GrantZeroed(GrantPurpose::kCleaner);
     if (!g.ok()) return g.status();
     *grant = *g;
     *have_grant = true;

@@ -92,6 +92,8 @@ Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
   }
   KV_RETURN_IF_ERROR(
       segments_->ClaimAppend(r.segment, r.grant_id, r.offset, r.length));
+  // ClaimAppend checked offset + length (overflow-safe) against the segment.
+  if (r.fence != nullptr) r.fence->Claimed(r.segment, r.offset + r.length);
   Prepared p;
   p.log_off = uint64_t{r.segment} * segment_size_ + r.offset;
   rf::RecordView& view = p.view;
@@ -113,6 +115,22 @@ Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
   }
   if (view.tombstone() && !view.value.empty()) {
     return Status::InvalidArgument("commit: a tombstone carries no value");
+  }
+  // Checked on the verified header (SealRecord rewrites the header from
+  // it), never on bytes the writer may still change.
+  if (r.op == CommitOp::kPut && view.tombstone()) {
+    return Status::InvalidArgument(
+        "commit: COMMIT says put but the record is a tombstone");
+  }
+  if (r.op == CommitOp::kDelete && !view.tombstone()) {
+    return Status::InvalidArgument(
+        "commit: COMMIT says delete but the record is a put");
+  }
+  if (r.deletes_only && !view.tombstone()) {
+    return Status::NoSpace(
+        "keyspace '" + name_ +
+        "' is full: only deletes are accepted (this grant is the delete "
+        "reserve)");
   }
   if (view.value.size() > max_value_size_) {
     return Status::InvalidArgument("commit: value of " +
@@ -173,7 +191,9 @@ Result<CommitResult> Keyspace::CommitLocked(
   // The sequence is assigned here, under the key's lock: commit order is
   // sequence order, and the record's CRC now covers it. The record is not
   // reachable from any slot yet, so no reader sees it change.
-  const uint64_t sequence = NextSequence();
+  Result<uint64_t> next = NextSequence();
+  if (!next.ok()) return next.status();
+  const uint64_t sequence = *next;
   rf::SealRecord(record, view, sequence);
   res.committed = {sequence, p.log_off, r.length};
   uint64_t* const buckets = Bucket(p.home);
@@ -202,6 +222,9 @@ Result<CommitResult> Keyspace::CommitLocked(
     KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point
     segments_->AddLive(r.segment, r.length);
   } else {
+    // Not committed: the sealed header must not pass for a committed
+    // record (a later scan of the log, a recovery, a replica's catch-up).
+    rf::UnsealRecord(record);
     return Status::NoSpace(
         "keyspace '" + name_ + "': index full — the " +
         std::to_string(ix::kProbeBuckets * ix::kSlotsPerBucket) +

@@ -106,12 +106,13 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
   } else if (log_size / index_format::kUnit > index_format::kMaxLogUnits) {
     return Status::InvalidArgument("log size above the 256 GiB limit");
   }
-  if (log_size < 2ull * o.segment_size) {
+  if (log_size < kMinSegments * o.segment_size) {
     return Status::NoSpace(
-        "keyspace '" + std::string(name) + "' needs at least two " +
-        std::to_string(o.segment_size) + "-byte segments plus a " +
-        std::to_string(index_bytes) + "-byte index; largest free extent is " +
-        std::to_string(largest) + " bytes");
+        "keyspace '" + std::string(name) + "' needs at least " +
+        std::to_string(kMinSegments) + " " + std::to_string(o.segment_size) +
+        "-byte segments plus a " + std::to_string(index_bytes) +
+        "-byte index; largest free extent is " + std::to_string(largest) +
+        " bytes");
   }
   const uint64_t region_size = index_bytes + log_size;
   const uint64_t region = Allocate(region_size, nullptr);

@@ -45,14 +45,26 @@ void SegmentTable::ReleaseExpiredLocked() {
   }
 }
 
-Result<SegmentGrant> SegmentTable::Grant(bool use_reserve) {
+Result<SegmentGrant> SegmentTable::Grant(Purpose purpose) {
   std::lock_guard<std::mutex> lock(mu_);
   ReleaseExpiredLocked();
+  size_t keep = 0;  // free segments this purpose must leave
+  switch (purpose) {
+    case Purpose::kWrite:
+      keep = kCleanerReserve + kDeleteReserve;
+      break;
+    case Purpose::kDelete:
+      keep = kCleanerReserve;
+      break;
+    case Purpose::kCleaner:
+      keep = 0;
+      break;
+  }
   uint32_t i;
   if (!returned_.empty()) {
     i = returned_.front();
     returned_.pop_front();
-  } else if (free_.size() > (use_reserve ? 0u : 1u)) {
+  } else if (free_.size() > keep) {
     i = free_.front();
     free_.pop_front();
   } else {
@@ -98,7 +110,10 @@ Status SegmentTable::ClaimAppend(uint32_t segment, uint64_t grant_id,
         "record at segment offset " + std::to_string(offset) +
         " is before the append tail " + std::to_string(s.tail));
   }
-  if (length == 0 || offset + length > segment_size_) {
+  // Overflow-safe: offset and length are a peer's numbers (a COMMIT's
+  // offset is a u64 off the wire; `offset + length` could wrap).
+  if (length == 0 || length > segment_size_ ||
+      offset > segment_size_ - length) {
     return Status::InvalidArgument(
         "record [" + std::to_string(offset) + ", +" + std::to_string(length) +
         ") exceeds the " + std::to_string(segment_size_) + "-byte segment");

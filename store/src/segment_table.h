@@ -36,10 +36,18 @@ class SegmentTable {
   // Recovery done: segments with live bytes are sealed, others free.
   void FinishRecovery();
 
-  // Grants a segment (a returned partial one first, then a free one).
-  // One free segment is kept back for the cleaner and for deletes
-  // (use_reserve). no_space when none is left.
-  Result<SegmentGrant> Grant(bool use_reserve);
+  // Who a grant is for. Two free segments are kept back: the last one
+  // for the cleaner only (so that compaction can always run), the one
+  // before it for deletes (so that a full keyspace still takes tombstones).
+  // A client holding the delete reserve therefore never blocks the
+  // cleaner.
+  using Purpose = GrantPurpose;
+  static constexpr size_t kCleanerReserve = 1;
+  static constexpr size_t kDeleteReserve = 1;
+  // Grants a segment (a returned partial one first, then a free one,
+  // leaving the reserves above `purpose`'s own). no_space when none is
+  // left for it.
+  Result<SegmentGrant> Grant(Purpose purpose);
   // Validates that [offset, offset + length) lies in the open grant
   // `grant_id` of `segment` at or after its append tail, then advances the
   // tail past it. invalid_argument naming the violated bound otherwise.

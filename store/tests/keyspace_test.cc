@@ -103,7 +103,7 @@ TEST_F(KeyspaceTest, MaxValueOfOneMebibyte) {
   KeyspaceOptions o;
   o.index_capacity = 64;
   o.segment_size = 2 << 20;
-  o.log_size = 4 << 20;
+  o.log_size = 6 << 20;  // kMinSegments
   auto ks = pool_->CreateKeyspace("mib", o);
   ASSERT_TRUE(ks.ok()) << ks.status().ToString();
   Writer w(*ks);

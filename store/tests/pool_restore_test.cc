@@ -131,7 +131,7 @@ TEST_F(PoolRestoreTest, NoFreeCatalogSlot) {
     KeyspaceOptions o;
     o.index_capacity = 4;
     o.segment_size = 4096;
-    o.log_size = 8192;
+    o.log_size = 3 * 4096;  // kMinSegments
     o.max_value_size = 1024;
     for (int i = 0; i < 64; i++) {
       ASSERT_TRUE((*pool)->CreateKeyspace("f" + std::to_string(i), o).ok());

@@ -234,7 +234,7 @@ TEST_F(PoolTest, FullPoolIsNoSpace) {
 TEST_F(PoolTest, CatalogHoldsAtMost64Keyspaces) {
   auto pool = Pool::CreateOn(MemoryMapping::Zeroed(64 << 20, nullptr), {});
   ASSERT_TRUE(pool.ok());
-  KeyspaceOptions o = SmallKeyspace(32 * 1024);
+  KeyspaceOptions o = SmallKeyspace(48 * 1024);  // kMinSegments of 16 KiB
   o.index_capacity = 4;
   for (int i = 0; i < 64; i++) {
     ASSERT_TRUE((*pool)->CreateKeyspace("k" + std::to_string(i), o).ok()) << i;

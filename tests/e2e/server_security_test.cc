@@ -306,7 +306,9 @@ TEST_F(ServerSecurityTest, CommitOutsideTheGrantIsRefusedNotApplied) {
   // The connection still works: a proper put after that (past the refused
   // record: a claimed range is not handed out twice).
   ASSERT_TRUE(
-      PutRaw(&c, a, a.grant, a.grant.start + pinned.size(), "k", "v", &ack)
+      PutRaw(&c, a, a.grant,
+             a.grant.start + pinned.size() + record_format::RecordSize(2, 1),
+             "k", "v", &ack)
           .ok());
   EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
 }

@@ -42,14 +42,16 @@ TEST_F(ServerSpaceTest, FullKeyspaceRefusesPutsAndTakesDeletes) {
   EXPECT_EQ(rack.grant.flags & protocol::kGrantDeletesOnly,
             protocol::kGrantDeletesOnly);
   protocol::CommitAck ack;
-  // A put there is refused (nothing applied), a delete goes through.
+  // A put there is refused (nothing applied; its range is consumed, as
+  // any refused COMMIT's), a delete after it goes through.
   ASSERT_TRUE(
       PutRaw(&c, p.a, rack.grant, rack.grant.start, "k1", "x", &ack, false, 3)
           .ok());
   EXPECT_EQ(ack.status, StatusCode::kNoSpace) << ack.message;
-  ASSERT_TRUE(
-      PutRaw(&c, p.a, rack.grant, rack.grant.start, "k0", "", &ack, true, 4)
-          .ok());
+  ASSERT_TRUE(PutRaw(&c, p.a, rack.grant,
+                     rack.grant.start + record_format::RecordSize(2, 1), "k0",
+                     "", &ack, true, 4)
+                  .ok());
   EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
   EXPECT_TRUE(ack.flags & protocol::kAckHadPrevious);
   c.Disconnect();

@@ -12,7 +12,7 @@ namespace kv::kvadmin {
 
 uint64_t CreateLogSize(uint64_t largest_free, const store::KeyspaceOptions& o) {
   return std::max<uint64_t>(store::DefaultLogSize(largest_free, o),
-                            2ull * o.segment_size);
+                            store::kMinSegments * o.segment_size);
 }
 
 void PrintRoomForKeyspaces(const store::PoolInfo& info, std::ostream& out) {

@@ -16,7 +16,7 @@ using testing::Kvadmin;
 using testing::Outcome;
 using KvadminSizingTest = testing::KvadminDirTest;
 
-TEST(CreateLogSizeTest, HalfLessTheIndexInWholeSegmentsAtLeastTwo) {
+TEST(CreateLogSizeTest, HalfLessTheIndexInWholeSegmentsAtLeastThree) {
   store::KeyspaceOptions o;  // 65,536 keys, 4 MiB segments
   const uint64_t index = store::IndexRegionBytes(o.index_capacity);
   // 16,384 buckets plus the probe overflow, region-aligned.
@@ -26,9 +26,9 @@ TEST(CreateLogSizeTest, HalfLessTheIndexInWholeSegmentsAtLeastTwo) {
             ((512ull << 20) - index) / (4 << 20) * (4 << 20));  // 508 MiB
   EXPECT_EQ(CreateLogSize((1ull << 30) + 5, o), 508ull << 20);
   EXPECT_EQ(CreateLogSize(100ull << 20, o), 48ull << 20);
-  EXPECT_EQ(CreateLogSize(10ull << 20, o), 8ull << 20);  // at least two
-  EXPECT_EQ(CreateLogSize(0, o), 8ull << 20);
-  // The store's rule itself says "no room" below two segments.
+  EXPECT_EQ(CreateLogSize(10ull << 20, o), 12ull << 20);  // at least three
+  EXPECT_EQ(CreateLogSize(0, o), 12ull << 20);
+  // The store's rule itself says "no room" below three segments.
   EXPECT_EQ(store::DefaultLogSize(10ull << 20, o), 0u);
   EXPECT_EQ(store::DefaultLogSize(100ull << 20, o), 48ull << 20);
 }

@@ -131,7 +131,9 @@ TEST_F(KvadminTest, CheckListsLeftoversOfAnUncleanShutdownAsNotes) {
   EXPECT_NE(r.out.find("1 leftovers of an unclean shutdown"), std::string::npos)
       << r.out;
   // A writable open (here: creating another keyspace) repairs it.
-  ASSERT_EQ(Kvadmin("keyspace create --pool=" + pool_ + " --name=other").code,
+  ASSERT_EQ(Kvadmin("keyspace create --pool=" + pool_ +
+                    " --name=other --segment_size=1M --max_value_size=64K")
+                .code,
             kExitOk);
   r = Kvadmin("check --pool=" + pool_);
   EXPECT_EQ(r.code, kExitOk) << r.out;

@@ -31,7 +31,7 @@ DEFINE_uint64(index_capacity, 65536,
 DEFINE_string(segment_size, "4M", "keyspace create: log segment size");
 DEFINE_string(log_size, "0",
               "keyspace create: log size (0 = half of the largest free "
-              "extent less the index, at least two segments, as kvserver: "
+              "extent less the index, at least three segments, as kvserver: "
               "room is left for more "
               "keyspaces; kvadmin info shows it)");
 DEFINE_string(max_value_size, "1M", "keyspace create: largest value accepted");

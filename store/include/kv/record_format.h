@@ -179,6 +179,11 @@ inline void SealRecord(void* p, const RecordView& verified, uint64_t sequence) {
   std::memcpy(b, &h.crc, 4);
 }
 
+// Undoes SealRecord for a record that was sealed but then not committed:
+// zeroes its header, so that it can never verify (as committed or as an
+// unsealed record awaiting commit).
+inline void UnsealRecord(void* p) { std::memset(p, 0, kHeaderSize); }
+
 }  // namespace kv::record_format
 
 #endif  // KV_RECORD_FORMAT_H_

@@ -75,8 +75,9 @@ class Keyspace {
 
   // Grants a segment for appending; the writable part of the segment is
   // durably zero, so a record a crash leaves half-written never looks like
-  // an older valid one. no_space when the log is full. One
-  // free segment is held back for the cleaner; `for_delete` may use it,
+  // an older valid one. no_space when the log is full. Two free segments
+  // are held back: one that only the cleaner takes (so compaction always
+  // has room, whoever holds the other) and one that `for_delete` may take,
   // so that a full keyspace can still take deletes (tombstones) and then
   // be compacted.
   Result<SegmentGrant> GrantSegment(bool for_delete = false);
@@ -91,7 +92,9 @@ class Keyspace {
   // epoch's range, that epoch is persisted as the keyspace's open_epoch
   // (through the epoch sink), so the next open starts above every sequence
   // handed out.
-  uint64_t NextSequence();
+  // Errors: what the epoch sink returns when the epoch cannot be persisted
+  // (no sequence of that epoch is handed out; the next call tries again).
+  Result<uint64_t> NextSequence();
   // Pool: persists `epoch` as this keyspace's open_epoch.
   void SetEpochSink(std::function<Status(uint64_t epoch)> sink) {
     epoch_sink_ = std::move(sink);
@@ -142,9 +145,17 @@ class Keyspace {
   //    persist, then slot persist.
   //  - a delete first persists the key's buckets (so no older duplicate
   //    can outlive it), then clears the slot and persists again.
+  // The request's op (unless kAny) must match the verified record, and a
+  // deletes_only request commits tombstones only; both are checked on the
+  // record as verified (SealRecord rewrites its header from that), never
+  // on bytes the writer may still change. request.fence, when set, is
+  // told the claimed end before the record is read. A put refused for a
+  // full neighbourhood has its header zeroed again (it never verifies).
   // Every ok commit is applied (a delete of an absent key changes
   // nothing and says had_previous = false). Errors: invalid_argument
-  // (bounds, grant, oversized value, a writer-chosen sequence),
+  // (bounds — checked overflow-safe, offset and length being a peer's
+  // numbers —, grant, op mismatch, oversized value, a writer-chosen
+  // sequence), no_space (deletes_only and a put),
   // corruption (record fails verification), condition_failed (the
   // request's condition does not hold; nothing changed), no_space (the
   // key's buckets are full), permission_denied (read-only).
@@ -249,7 +260,7 @@ class Keyspace {
   uint64_t* TakeEmptySlot(uint64_t home, uint64_t value);
   // Grants from the segment table and zeroes the writable part, after
   // persisting the pending clears.
-  Result<SegmentGrant> GrantZeroed(bool use_reserve);
+  Result<SegmentGrant> GrantZeroed(GrantPurpose purpose);
   void PersistPendingClears();
   // Why the slot at index i cannot be a committed version ("" if it can).
   std::string SlotProblem(uint64_t i, uint64_t v,
@@ -283,6 +294,7 @@ class Keyspace {
   // them (one persist point) before a segment can be rewritten.
   std::mutex pending_mu_;
   std::vector<uint64_t*> pending_clears_;
+  std::mutex clears_persist_mu_;  // held by PersistPendingClears throughout
   std::atomic<uint64_t> next_sequence_{1};
   std::atomic<uint64_t> durable_epoch_{0};  // highest epoch persisted
   std::mutex epoch_mu_;

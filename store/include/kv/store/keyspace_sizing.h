@@ -37,16 +37,20 @@ inline uint64_t IndexRegionBytes(uint64_t index_capacity) {
   return IndexBytes(BucketCountFor(index_capacity));
 }
 
+// The smallest log: one segment for writers, plus the two the keyspace
+// keeps back (one for deletes on a full keyspace, one for the cleaner).
+inline constexpr uint64_t kMinSegments = 3;
+
 // The default log size for a keyspace with `o`'s index capacity and
 // segment size, given the pool's largest free extent; 0 when that would
-// be under two segments (the smallest log: there is no room).
+// be under kMinSegments (the smallest log: there is no room).
 inline uint64_t DefaultLogSize(uint64_t largest_free,
                                const KeyspaceOptions& o) {
   const uint64_t half = largest_free / 2;
   const uint64_t index = IndexRegionBytes(o.index_capacity);
   if (half <= index) return 0;
   const uint64_t log = (half - index) / o.segment_size * o.segment_size;
-  return log >= 2ull * o.segment_size ? log : 0;
+  return log >= kMinSegments * o.segment_size ? log : 0;
 }
 
 }  // namespace kv::store

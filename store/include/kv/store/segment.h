@@ -31,6 +31,23 @@ enum class Condition : uint8_t {
 // (a multiple of 64), is written with sequence 0; assign it a sequence and
 // make it durable and visible." key_hash must equal index_format::HashKey
 // of the record's key.
+enum class CommitOp : uint8_t { kAny, kPut, kDelete };
+
+// Told when a commit has claimed its bytes: from then on the writer must
+// not be able to change [0, end) of the segment (kvserver narrows the
+// connection's write registration, so that the record the store verifies
+// and seals is the record that stays). Called before verification, on
+// the committing thread.
+class ClaimFence {
+ public:
+  virtual ~ClaimFence() = default;
+  virtual void Claimed(uint32_t segment, uint64_t end) = 0;
+};
+
+// Who a segment grant is for (which of the keyspace's reserved free
+// segments it may take: see Keyspace::GrantSegment).
+enum class GrantPurpose { kWrite, kDelete, kCleaner };
+
 struct CommitRequest {
   uint32_t segment = 0;
   uint64_t grant_id = 0;
@@ -39,6 +56,12 @@ struct CommitRequest {
   uint64_t key_hash = 0;
   Condition condition = Condition::kNone;
   uint64_t expected_sequence = 0;  // for kIfVersion
+  // What the writer says the record is; checked against the verified
+  // record (kAny: a local writer that does not say).
+  CommitOp op = CommitOp::kAny;
+  // The grant is the keyspace's delete reserve: only tombstones commit.
+  bool deletes_only = false;
+  ClaimFence* fence = nullptr;  // optional; outlives the call
 };
 
 // Where a committed version of a key lives.
