@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -411,8 +412,8 @@ Status Connection::Reap(std::vector<Event>* events, int* got) {
   return failure_;
 }
 
-Status Connection::Wait(Clock::time_point deadline,
-                        std::vector<Event>* events) {
+Status Connection::Wait(Clock::time_point deadline, std::vector<Event>* events,
+                        Clock::time_point wake) {
   if (!failure_.ok()) return failure_;
   int cq_fd = -1;
   (void)rpma_cq_get_fd(cq_, &cq_fd);
@@ -436,9 +437,12 @@ Status Connection::Wait(Clock::time_point deadline,
     if (spin_until != Clock::time_point::min()) sched_yield();
     const auto now = Clock::now();
     if (now >= deadline) break;
+    if (now >= wake) return Status::Ok();
     if (now < spin_until) continue;
     pollfd pfd{cq_fd, POLLIN, 0};
-    if (::poll(&pfd, 1, RemainingMs(deadline)) > 0) (void)rpma_cq_wait(cq_);
+    if (::poll(&pfd, 1, RemainingMs(std::min(deadline, wake))) > 0) {
+      (void)rpma_cq_wait(cq_);
+    }
   }
   Fail(Status::TimedOut("no reply from " + server_ + " within " +
                         std::to_string(options_.op_timeout.count()) + " ms"));

@@ -79,11 +79,14 @@ class Connection {
     std::vector<uint8_t> body;  // kMessage payload (copied out of the slot)
   };
   // Waits (poll or block, per options) until at least one event or the
-  // deadline; appends events. Send completions are absorbed. Errors:
-  // timed_out, unavailable (a completion failed: the connection is
-  // failed).
+  // deadline; appends events. Send completions are absorbed. Returns ok
+  // with no event at `wake` (before the deadline: a backoff ends).
+  // Errors: timed_out at the deadline (the connection is then failed),
+  // unavailable (a completion failed: the connection is failed).
   Status Wait(std::chrono::steady_clock::time_point deadline,
-              std::vector<Event>* events);
+              std::vector<Event>* events,
+              std::chrono::steady_clock::time_point wake =
+                  std::chrono::steady_clock::time_point::max());
 
  private:
   explicit Connection(const ClientOptions& o);

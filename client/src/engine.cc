@@ -2,6 +2,8 @@
 // the put path. The get path's decisions are in get_path.cc.
 #include "engine.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "kv/index_format.h"
@@ -51,6 +53,17 @@ Status Engine::Run(const std::vector<Op*>& ops) {
   // The timeout bounds a wait without progress, not the whole batch.
   auto deadline = Clock::now() + options_.op_timeout;
   std::vector<Connection::Event> events;
+  if (Clock::now() - last_run_ > std::chrono::milliseconds(100)) {
+    // After a pause, look for a message the server sent meanwhile (an
+    // ERROR before it closed an idle connection) before writing anything:
+    // one poll that does not wait.
+    Status st = conn_->Wait(Clock::time_point::max(), &events, Clock::now());
+    for (const Connection::Event& e : events) {
+      if (e.kind == Connection::Event::kMessage) OnMessage(e);
+    }
+    events.clear();
+    if (!st.ok() && !conn_->failed()) conn_->Fail(st);
+  }
   while (true) {
     // Start what fits, in order.
     while (!ready_.empty() && !conn_->failed()) {
@@ -68,7 +81,11 @@ Status Engine::Run(const std::vector<Op*>& ops) {
     if (finished_ == ops.size()) break;
     if (conn_->failed()) break;
     events.clear();
-    Status st = conn_->Wait(deadline, &events);
+    // A busy REFILL waits out its backoff: wake then to send it again.
+    const auto wake = refill_retry_at_ > Clock::now() && refill_id_ == 0
+                          ? refill_retry_at_
+                          : Clock::time_point::max();
+    Status st = conn_->Wait(deadline, &events, wake);
     if (!events.empty()) deadline = Clock::now() + options_.op_timeout;
     for (const Connection::Event& e : events) {
       if (e.kind == Connection::Event::kMessage) {
@@ -98,6 +115,7 @@ Status Engine::Run(const std::vector<Op*>& ops) {
     requests_out_ = 0;
     return why;
   }
+  last_run_ = Clock::now();
   return Status::Ok();
 }
 
@@ -131,6 +149,7 @@ Engine::Start Engine::StartInfo(Op* op) {
 
 Engine::Start Engine::RequestRefill(bool for_delete) {
   if (refill_id_ != 0) return Start::kWait;
+  if (Clock::now() < refill_retry_at_) return Start::kWait;  // backoff
   if (!CanSendRequest()) return Start::kWait;
   refill_id_ = NextRequestId();
   const uint8_t flags = for_delete ? pr::kRefillForDelete : 0;
@@ -234,6 +253,12 @@ void Engine::OnMessage(const Connection::Event& e) {
           Status::Unavailable("server sent a bad REFILL_ACK: " + st.message()));
       return;
     }
+    if (a.status == StatusCode::kBusy) {
+      OnRefillBusy(a.message);
+      return;
+    }
+    refill_busy_since_ = {};
+    refill_backoff_ = std::chrono::milliseconds(0);
     if (a.status != StatusCode::kOk) {
       refill_error_ = Status(
           a.status, a.message.empty() ? "no log segment to grant" : a.message);
@@ -294,6 +319,32 @@ void Engine::OnMessage(const Connection::Event& e) {
     ForgetSlot(op->key);
   }
   Finish(op, Status::Ok());
+}
+
+void Engine::OnRefillBusy(const std::string& message) {
+  using std::chrono::milliseconds;
+  const auto now = Clock::now();
+  if (refill_busy_since_ == Clock::time_point{}) refill_busy_since_ = now;
+  if (now - refill_busy_since_ >= options_.op_timeout) {
+    refill_error_ = Status::Busy(
+        "server " + conn_->server() + " kept refusing a grant for " +
+        std::to_string(options_.op_timeout.count()) + " ms: " + message);
+    refill_busy_since_ = {};
+    refill_backoff_ = milliseconds(0);
+    return;
+  }
+  // Backoff: doubling from 5 ms up to 500 ms, but never sooner than the
+  // server's "retry in N ms".
+  refill_backoff_ = refill_backoff_.count() == 0
+                        ? milliseconds(5)
+                        : std::min(milliseconds(500), refill_backoff_ * 2);
+  milliseconds wait = refill_backoff_;
+  const size_t at = message.find("retry in ");
+  if (at != std::string::npos) {
+    const long hint = std::strtol(message.c_str() + at + 9, nullptr, 10);
+    if (hint > 0 && hint <= 10000) wait = std::max(wait, milliseconds(hint));
+  }
+  refill_retry_at_ = now + wait;
 }
 
 void Engine::CacheSlot(std::string_view key, uint64_t slot) {

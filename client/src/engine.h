@@ -101,6 +101,18 @@ class Engine {
   uint32_t requests_out_ = 0;
   uint32_t refill_id_ = 0;  // non-zero while a REFILL is outstanding
   Status refill_error_;     // the last refill's failure (cleared by success)
+  // A REFILL answered busy (the server's rate limit or keyspace share) is
+  // sent again at refill_retry_at_, with backoff, until op_timeout has
+  // passed since the first busy (refill_busy_since_); then busy is the
+  // op's error.
+  // When the last Run ended: after a pause Run first looks for messages
+  // the server sent meanwhile (an idle-timeout ERROR).
+  std::chrono::steady_clock::time_point last_run_{};
+  std::chrono::steady_clock::time_point refill_retry_at_{};
+  std::chrono::steady_clock::time_point refill_busy_since_{};
+  std::chrono::milliseconds refill_backoff_{0};
+  // Handles a busy REFILL_ACK: schedules the retry or gives up.
+  void OnRefillBusy(const std::string& message);
   size_t arena_used_ = 0;
   int holding_ = 0;      // ops in flight that hold arena bytes
   size_t finished_ = 0;  // ops of the current Run that are done

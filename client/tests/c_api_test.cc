@@ -760,7 +760,7 @@ class CApiAccessKeyTest : public ::testing::Test {
     std::string keys = dir_ + "/access_keys";
     {
       std::ofstream f(keys);
-      f << "default s3cret-key\n";
+      f << "default s3cret-key-0123456\n";
     }
     ASSERT_EQ(chmod(keys.c_str(), 0600), 0);
     kv::Status st = server_.Start({"--pool=" + dir_ + "/pool",
@@ -802,7 +802,7 @@ TEST_F(CApiAccessKeyTest, WrongKeyIsPermissionDenied) {
 }
 
 TEST_F(CApiAccessKeyTest, RightKeyIsAdmitted) {
-  opts_.access_key = "s3cret-key";
+  opts_.access_key = "s3cret-key-0123456";
   rpkv* db = nullptr;
   ASSERT_EQ(rpkv_connect(addr_.c_str(), "default", &opts_, &db), RPKV_OK)
       << rpkv_errmsg(nullptr);

@@ -105,6 +105,13 @@ Result<std::unique_ptr<AccessKeys>> AccessKeys::Parse(std::string_view text) {
     }
     Status st = ValidateKeyspaceName(name);
     if (!st.ok()) return Status::InvalidArgument(where + st.message());
+    if (secret.size() < kMinAccessKey) {
+      return Status::InvalidArgument(
+          where + "secret of keyspace '" + std::string(name) + "' is " +
+          std::to_string(secret.size()) + " bytes: at least " +
+          std::to_string(kMinAccessKey) +
+          " are needed (e.g. openssl rand -hex 16)");
+    }
     if (secret.size() > protocol::kMaxAccessKey) {
       return Status::InvalidArgument(where + "secret longer than 64 bytes");
     }

@@ -1,7 +1,8 @@
 // kv::server::AccessKeys — the --access_keys file: which keyspaces need a
 // key, and the check of a presented key.
 //
-// Format: one `keyspace secret` per line (secret 1..64 bytes, no spaces);
+// Format: one `keyspace secret` per line (secret 16..64 bytes, no spaces:
+// shorter ones are guessable, so Load refuses them);
 // blank lines and lines starting with '#' are ignored. The file must be a
 // regular file not readable or writable by group or others (like an ssh
 // private key), or Load refuses it.
@@ -20,11 +21,13 @@ namespace kv::server {
 
 class AccessKeys {
  public:
+  static constexpr size_t kMinAccessKey = 16;
   // No keys: every keyspace is open.
   AccessKeys() = default;
   // Errors: not_found / io_error (cannot read), permission_denied (group
   // or other may access it), invalid_argument (a malformed line: its
-  // number; a bad keyspace name; a duplicate; a secret over 64 bytes).
+  // number; a bad keyspace name; a duplicate; a secret under 16 or over
+  // 64 bytes).
   static Result<std::unique_ptr<AccessKeys>> Load(const std::string& path);
   // Parses file contents (Load after the permission check).
   static Result<std::unique_ptr<AccessKeys>> Parse(std::string_view text);

@@ -17,8 +17,11 @@ std::string ShortReason(const std::string& message) {
 }  // namespace
 
 Admission::Admission(KeyspaceTable* keyspaces, const AccessKeys* keys,
-                     bool allow_create)
-    : keyspaces_(keyspaces), keys_(keys), allow_create_(allow_create) {}
+                     bool allow_create, AuthDelay* delay)
+    : keyspaces_(keyspaces),
+      keys_(keys),
+      allow_create_(allow_create),
+      delay_(delay) {}
 
 bool Admission::ParseConnect(const void* data, size_t len, ConnectRequest* out,
                              Refusal* refusal) {
@@ -60,6 +63,7 @@ OpenKeyspace* Admission::Resolve(std::string_view name, bool create,
       return nullptr;
     }
     if (!keys_->Check(name, *access_key)) {
+      if (delay_ != nullptr) delay_->FailAndWait();
       refusal->admit = protocol::Admit::kAccessDenied;
       refusal->reason = "wrong access key for keyspace " + quoted;
       return nullptr;

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "access_keys.h"
+#include "auth_delay.h"
 #include "keyspace_table.h"
 #include "kv/protocol.h"
 
@@ -36,8 +37,9 @@ struct ConnectRequest {
 
 class Admission {
  public:
-  Admission(KeyspaceTable* keyspaces, const AccessKeys* keys,
-            bool allow_create);
+  // `delay` (may be null: none) slows down wrong access keys.
+  Admission(KeyspaceTable* keyspaces, const AccessKeys* keys, bool allow_create,
+            AuthDelay* delay = nullptr);
 
   // Decodes connect private data (`data` may be null: none was sent).
   static bool ParseConnect(const void* data, size_t len, ConnectRequest* out,
@@ -45,6 +47,8 @@ class Admission {
 
   // The keyspace a client may use, or nullptr with *refusal filled.
   // `access_key` is set only for a HELLO (a connect never carries one).
+  // A wrong key returns only after the AuthDelay's wait (on the caller's
+  // thread, a session's).
   OpenKeyspace* Resolve(std::string_view name, bool create,
                         std::optional<std::string_view> access_key,
                         Refusal* refusal);
@@ -53,6 +57,7 @@ class Admission {
   KeyspaceTable* const keyspaces_;
   const AccessKeys* const keys_;
   const bool allow_create_;
+  AuthDelay* const delay_;
 };
 
 // Accept private data for a refusal (and the WELCOME of a refused HELLO).

@@ -16,14 +16,46 @@ constexpr uint64_t kMinRoom = record_format::RecordSize(1, 0);
 
 }  // namespace
 
-GrantHolder::GrantHolder(rpma_peer* peer, store::Keyspace* keyspace)
-    : peer_(peer), keyspace_(keyspace) {}
+GrantHolder::GrantHolder(rpma_peer* peer, store::Keyspace* keyspace,
+                         Limits limits)
+    : peer_(peer),
+      keyspace_(keyspace),
+      quota_(limits.quota),
+      refills_(limits.refill_rate, limits.refill_burst) {}
 
 GrantHolder::~GrantHolder() {
   if (held_) (void)Seal();
+  ReleaseQuota();
+}
+
+void GrantHolder::ReleaseQuota() {
+  if (counted_ && quota_ != nullptr) quota_->Release();
+  counted_ = false;
 }
 
 Status GrantHolder::Acquire(bool allow_reserve) {
+  std::chrono::milliseconds retry{0};
+  if (!refills_.Take(TokenBucket::Clock::now(), &retry)) {
+    return Status::Busy(
+        "REFILL rate limit of this connection "
+        "(--refill_rate): retry in " +
+        std::to_string(retry.count()) + " ms");
+  }
+  if (!held_ && !counted_ && quota_ != nullptr) {
+    if (!quota_->TryTake()) {
+      return Status::Busy("keyspace '" + keyspace_->name() + "' has " +
+                          std::to_string(quota_->cap()) +
+                          " segments granted, its share "
+                          "(--grant_share_percent): retry in 100 ms");
+    }
+    counted_ = true;
+  }
+  Status st = AcquireSegment(allow_reserve);
+  if (!st.ok() && !held_) ReleaseQuota();
+  return st;
+}
+
+Status GrantHolder::AcquireSegment(bool allow_reserve) {
   store::SegmentGrant fresh{};
   bool reserve = false;
   for (int attempt = 0;; attempt++) {
@@ -54,7 +86,7 @@ Status GrantHolder::Acquire(bool allow_reserve) {
                                rpma_err_2str(rc));
   }
   if (held_) {
-    Status st = Seal();
+    Status st = SealHeld();
     if (!st.ok())
       Logf("sealing segment %u: %s", grant_.segment, st.ToString().c_str());
   }
@@ -73,17 +105,24 @@ void GrantHolder::Deregister() {
   mr_ = nullptr;
 }
 
-Status GrantHolder::Seal() {
+Status GrantHolder::SealHeld() {
   if (!held_) return Status::Ok();
   Deregister();
   held_ = false;
   return keyspace_->SealSegment(grant_);
 }
 
+Status GrantHolder::Seal() {
+  Status st = SealHeld();
+  ReleaseQuota();
+  return st;
+}
+
 Status GrantHolder::Return() {
   if (!held_) return Status::Ok();
   Deregister();
   held_ = false;
+  ReleaseQuota();
   return keyspace_->ReturnSegment(grant_);
 }
 

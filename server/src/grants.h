@@ -6,16 +6,23 @@
 // `start`. It is always deregistered *before* the segment is sealed or
 // returned, so that no remote write can land in a segment the keyspace
 // has taken back.
+// Bounds (server/README.md, "Limits"): a connection holds at most one
+// grant; Acquire is rate-limited per connection (a token bucket) and a
+// connection without a grant gets one only while its keyspace's
+// GrantQuota has room.
 // Thread-safety: none; owned by one session thread.
 #ifndef KV_SERVER_GRANTS_H_
 #define KV_SERVER_GRANTS_H_
 
+#include <chrono>
 #include <cstdint>
 
+#include "grant_quota.h"
 #include "kv/protocol.h"
 #include "kv/status.h"
 #include "kv/store/keyspace.h"
 #include "kv/store/segment.h"
+#include "token_bucket.h"
 
 struct rpma_peer;
 struct rpma_mr_local;
@@ -24,7 +31,12 @@ namespace kv::server {
 
 class GrantHolder {
  public:
-  GrantHolder(rpma_peer* peer, store::Keyspace* keyspace);
+  struct Limits {
+    GrantQuota* quota = nullptr;  // nullptr: no keyspace share
+    uint32_t refill_rate = 20;    // Acquires per second
+    uint32_t refill_burst = 8;
+  };
+  GrantHolder(rpma_peer* peer, store::Keyspace* keyspace, Limits limits);
   // Seals a grant still held (a session that ends without BYE).
   ~GrantHolder();
   GrantHolder(const GrantHolder&) = delete;
@@ -34,8 +46,10 @@ class GrantHolder {
   // once the new one is registered: on failure the old grant stays).
   // The delete reserve is used only when the log is otherwise full; such
   // a grant takes tombstones only (reserve_only()).
-  // Errors: no_space (log full, even the reserve), unavailable
-  // (registration failed), others from the keyspace.
+  // Errors: busy (over the connection's REFILL rate, or — holding no
+  // grant — the keyspace's share is all granted; the message says when
+  // to retry: "retry in N ms"), no_space (log full, even the reserve),
+  // unavailable (registration failed), others from the keyspace.
   // `allow_reserve`: a tombstone waits (REFILL's for-delete flag); only
   // then may the keyspace's delete reserve be granted.
   Status Acquire(bool allow_reserve);
@@ -51,11 +65,20 @@ class GrantHolder {
   protocol::Grant Describe() const;
 
  private:
+  // Acquire without the limits: takes and registers a segment.
+  Status AcquireSegment(bool allow_reserve);
   // Deregisters the current write region (if any).
   void Deregister();
+  // Deregisters and seals the held grant; the quota still counts it.
+  Status SealHeld();
+  // The quota stops counting this connection's grant.
+  void ReleaseQuota();
 
   rpma_peer* const peer_;
   store::Keyspace* const keyspace_;
+  GrantQuota* const quota_;
+  TokenBucket refills_;
+  bool counted_ = false;  // quota_ counts a grant of ours
   bool held_ = false;
   bool reserve_ = false;
   store::SegmentGrant grant_{};

@@ -45,8 +45,29 @@ DEFINE_bool(group_commit, true,
             "make the COMMITs a session receives together durable with one "
             "persist point (one msync on a file pool) before acknowledging "
             "them all; false: one persist point per COMMIT");
-DEFINE_uint32(hello_timeout_ms, 5000,
+DEFINE_uint32(hello_timeout_ms, 2000,
               "how long a connection may take to send HELLO");
+DEFINE_uint32(max_pending_hello, 32,
+              "connections waiting for HELLO at once; more HELLO connects "
+              "are refused (too many connections), named connects still "
+              "get in");
+DEFINE_uint32(idle_timeout_ms, 300000,
+              "end an admitted connection that sends nothing for this long "
+              "and return its grant (0: never)");
+DEFINE_uint32(refill_rate, 20,
+              "grants (REFILLs) per second one connection may take; more "
+              "get 'busy, retry in N ms'");
+DEFINE_uint32(refill_burst, 8,
+              "REFILLs one connection may take at once before --refill_rate "
+              "applies");
+DEFINE_uint32(grant_share_percent, 50,
+              "at most this percentage of a keyspace's segments granted at "
+              "once; a connection without a grant beyond it gets busy");
+DEFINE_uint32(auth_delay_ms, 200,
+              "delay before refusing a wrong access key, growing with recent "
+              "failures (0: none)");
+DEFINE_uint32(auth_delay_max_ms, 2000,
+              "the longest a wrong access key's refusal is delayed");
 
 namespace {
 
@@ -157,6 +178,13 @@ int BuildOptions(kv::server::ServerOptions* out) {
   }
   o->max_inflight = static_cast<uint16_t>(FLAGS_max_inflight);
   o->hello_timeout = std::chrono::milliseconds(FLAGS_hello_timeout_ms);
+  o->max_pending_hello = FLAGS_max_pending_hello;
+  o->idle_timeout = std::chrono::milliseconds(FLAGS_idle_timeout_ms);
+  o->refill_rate = FLAGS_refill_rate;
+  o->refill_burst = FLAGS_refill_burst;
+  o->grant_share_percent = FLAGS_grant_share_percent;
+  o->auth_delay = std::chrono::milliseconds(FLAGS_auth_delay_ms);
+  o->auth_delay_max = std::chrono::milliseconds(FLAGS_auth_delay_max_ms);
   if (FLAGS_spin_us > 1000000)
     return Usage("--spin_us must be at most 1000000");
   o->spin_us = FLAGS_spin_us;

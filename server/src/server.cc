@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "log.h"
@@ -49,13 +50,17 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   s->keyspaces_ = std::make_unique<KeyspaceTable>(
       s->pool_.get(), s->peer_,
       CreateOptions{options.segment_size, options.index_capacity});
-  s->admission_ = std::make_unique<Admission>(
-      s->keyspaces_.get(), s->keys_.get(), options.allow_create);
+  s->session_stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->session_stop_fd_ < 0) return Status::IoError("eventfd failed");
+  s->auth_delay_ = std::make_unique<AuthDelay>(
+      options.auth_delay, options.auth_delay_max, s->session_stop_fd_);
+  s->grant_quotas_ = std::make_unique<GrantQuotas>(options.grant_share_percent);
+  s->admission_ =
+      std::make_unique<Admission>(s->keyspaces_.get(), s->keys_.get(),
+                                  options.allow_create, s->auth_delay_.get());
   s->cleaner_ = std::make_unique<CleanerPolicy>(s->keyspaces_.get(), &s->stats_,
                                                 options.cleaner_threshold,
                                                 std::chrono::milliseconds(200));
-  s->session_stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (s->session_stop_fd_ < 0) return Status::IoError("eventfd failed");
   return s;
 }
 
@@ -129,6 +134,16 @@ void Server::Run(int stop_fd) {
   Logf("ready on %s (provider %s, pool %s, max %u connections)",
        options_.listen.ToString().c_str(), provider_.c_str(),
        options_.pool_path.c_str(), options_.max_connections);
+  Logf(
+      "limits: %u pending HELLOs (%lld ms), idle timeout %lld ms, %u "
+      "REFILLs/s (burst %u) per connection, %u%% of a keyspace's segments "
+      "granted at once, wrong-key delay %lld..%lld ms",
+      options_.max_pending_hello,
+      static_cast<long long>(options_.hello_timeout.count()),
+      static_cast<long long>(options_.idle_timeout.count()),
+      options_.refill_rate, options_.refill_burst, options_.grant_share_percent,
+      static_cast<long long>(options_.auth_delay.count()),
+      static_cast<long long>(options_.auth_delay_max.count()));
   int ep_fd = -1;
   rpma_ep_get_fd(ep_, &ep_fd);
   for (;;) {
@@ -181,6 +196,21 @@ void Server::Admit(rpma_conn_req* req) {
                        " connections (--max_connections)"},
                   id);
   }
+  // Connections that have not sent HELLO have their own small cap (like
+  // sshd's MaxStartups): a flood of silent HELLO connects cannot fill
+  // --max_connections; named connects keep getting in.
+  const size_t pending_cap =
+      std::min(options_.max_pending_hello, options_.max_connections);
+  if (cr.hello()) {
+    const size_t pending = PendingHellos();
+    if (pending >= pending_cap) {
+      return Refuse(req,
+                    {protocol::Admit::kTooManyConnections,
+                     std::to_string(pending) +
+                         " connections wait for HELLO (--max_pending_hello)"},
+                    id);
+    }
+  }
   OpenKeyspace* ks = nullptr;
   if (!cr.hello()) {
     ks = admission_->Resolve(cr.connect.name, cr.create(), std::nullopt, &r);
@@ -194,6 +224,10 @@ void Server::Admit(rpma_conn_req* req) {
   env.stop_fd = session_stop_fd_;
   env.max_inflight = options_.max_inflight;
   env.hello_timeout = options_.hello_timeout;
+  env.idle_timeout = options_.idle_timeout;
+  env.grant_quotas = grant_quotas_.get();
+  env.refill_rate = options_.refill_rate;
+  env.refill_burst = options_.refill_burst;
   env.provider = provider_;
   env.spin_us = options_.spin_us;
   env.group_commit = options_.group_commit;
@@ -294,6 +328,14 @@ void Server::ReapSessions(bool all) {
       ++it;
     }
   }
+}
+
+size_t Server::PendingHellos() const {
+  size_t n = 0;
+  for (const Running& r : sessions_) {
+    n += r.session->awaiting_hello() && !r.session->done();
+  }
+  return n;
 }
 
 void Server::Shutdown() {

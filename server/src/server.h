@@ -20,7 +20,9 @@
 
 #include "access_keys.h"
 #include "admission.h"
+#include "auth_delay.h"
 #include "cleaner_policy.h"
+#include "grant_quota.h"
 #include "keyspace_table.h"
 #include "kv/server/server_options.h"
 #include "kv/status.h"
@@ -62,6 +64,8 @@ class Server {
   void Refuse(rpma_conn_req* req, const Refusal& r, uint64_t session_id);
   void ReapClosing(bool all);
   void ReapSessions(bool all);
+  // Sessions still waiting for (or refused after) their HELLO.
+  size_t PendingHellos() const;
   void Shutdown();
 
   struct Closing {
@@ -82,6 +86,8 @@ class Server {
   rpma_ep* ep_ = nullptr;
   rpma_conn_cfg* cfg_ = nullptr;
   std::unique_ptr<KeyspaceTable> keyspaces_;
+  std::unique_ptr<AuthDelay> auth_delay_;
+  std::unique_ptr<GrantQuotas> grant_quotas_;
   std::unique_ptr<Admission> admission_;
   std::unique_ptr<CleanerPolicy> cleaner_;
   std::string provider_;

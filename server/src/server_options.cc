@@ -81,6 +81,23 @@ Status ValidateServerOptions(const ServerOptions& o) {
   if (o.max_inflight == 0 || o.max_inflight > 1024) {
     return Status::InvalidArgument("--max_inflight must be 1..1024");
   }
+  if (o.hello_timeout.count() <= 0 || o.hello_timeout.count() > 60000) {
+    return Status::InvalidArgument("--hello_timeout_ms must be 1..60000");
+  }
+  if (o.max_pending_hello == 0) {
+    return Status::InvalidArgument("--max_pending_hello must be at least 1");
+  }
+  if (o.refill_rate == 0 || o.refill_burst == 0) {
+    return Status::InvalidArgument(
+        "--refill_rate and --refill_burst must be at least 1");
+  }
+  if (o.grant_share_percent == 0 || o.grant_share_percent > 100) {
+    return Status::InvalidArgument("--grant_share_percent must be 1..100");
+  }
+  if (o.auth_delay > o.auth_delay_max || o.auth_delay_max.count() > 10000) {
+    return Status::InvalidArgument(
+        "--auth_delay_ms must be at most --auth_delay_max_ms (at most 10000)");
+  }
   return Status::Ok();
 }
 

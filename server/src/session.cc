@@ -24,8 +24,9 @@ int SetNonBlocking(int fd) {
 }
 
 const char* EndName(int e) {
-  static const char* const kNames[] = {"open",  "bye",           "peer gone",
-                                       "error", "hello timeout", "shutdown"};
+  static const char* const kNames[] = {
+      "open",          "bye",      "peer gone",   "error",
+      "hello timeout", "shutdown", "idle timeout"};
   return kNames[e];
 }
 
@@ -62,24 +63,22 @@ Session::~Session() {
   if (mr_ != nullptr) rpma_mr_dereg(&mr_);
 }
 
-bool Session::Bind(OpenKeyspace* ks, Refusal* refusal) {
-  auto grant = std::make_unique<GrantHolder>(env_.peer, ks->keyspace.get());
-  Status st = grant->Acquire(false);
-  // A full keyspace still admits: readers need no grant, and a writer's
-  // first REFILL gets the delete reserve or no_space.
-  if (st.IsNoSpace()) st = Status::Ok();
-  if (!st.ok()) {
-    refusal->admit = st.IsNoSpace() ? protocol::Admit::kNoSpace
-                                    : protocol::Admit::kServerError;
-    refusal->reason = st.IsNoSpace()
-                          ? "keyspace '" + ks->keyspace->name() + "' is full"
-                          : st.message();
-    return false;
-  }
+bool Session::Bind(OpenKeyspace* ks, Refusal* /*refusal*/) {
+  // Lazy grants: admission takes no segment (an idle or reading
+  // connection holds none); the client's first put or delete sends REFILL,
+  // which is rate-limited and bounded by the keyspace's share.
+  GrantHolder::Limits limits;
+  limits.quota = env_.grant_quotas != nullptr
+                     ? env_.grant_quotas->For(ks->keyspace.get())
+                     : nullptr;
+  limits.refill_rate = env_.refill_rate;
+  limits.refill_burst = env_.refill_burst;
+  grant_ = std::make_unique<GrantHolder>(env_.peer, ks->keyspace.get(), limits);
   ks_ = ks;
-  grant_ = std::move(grant);
   group_ = std::make_unique<store::CommitGroup>(ks->keyspace.get());
   hello_pending_ = false;
+  last_message_ = Clock::now();
+  awaiting_hello_.store(false, std::memory_order_release);
   return true;
 }
 
@@ -129,8 +128,20 @@ void Session::Run() {
   SetNonBlocking(ev_fd);
   SetNonBlocking(cq_fd);
   const auto hello_deadline = Clock::now() + env_.hello_timeout;
+  last_message_ = Clock::now();
   while (end_ == End::kNone) {
     int timeout_ms = 1000;
+    if (!hello_pending_ && env_.idle_timeout.count() > 0) {
+      auto left = std::chrono::duration_cast<milliseconds>(
+          last_message_ + env_.idle_timeout - Clock::now());
+      if (left.count() <= 0) {
+        EndIdle();
+        break;
+      }
+      if (left.count() < timeout_ms) {
+        timeout_ms = static_cast<int>(left.count()) + 1;
+      }
+    }
     if (hello_pending_) {
       auto left = std::chrono::duration_cast<milliseconds>(hello_deadline -
                                                            Clock::now());
@@ -191,9 +202,23 @@ void Session::HandleEvents() {
   }
 }
 
+void Session::EndIdle() {
+  const std::string why = "no message for " +
+                          std::to_string(env_.idle_timeout.count()) +
+                          " ms (--idle_timeout_ms): connection closed";
+  uint8_t payload[protocol::kMaxMessage - protocol::kHeaderSize];
+  const size_t n = protocol::EncodeStatusText(StatusCode::kTimedOut, why,
+                                              payload, sizeof(payload));
+  Send(protocol::Type::kError, 0, payload, n);
+  end_detail_ = why;
+  EndWith(End::kIdle);
+}
+
 void Session::Finish() {
   FinishCommits();  // before the grant's segment is sealed or returned
-  const bool give_back = end_ == End::kBye || end_ == End::kShutdown;
+  // An idle connection has nothing in flight: its tail is given back.
+  const bool give_back =
+      end_ == End::kBye || end_ == End::kShutdown || end_ == End::kIdle;
   if (grant_ != nullptr && grant_->held()) {
     const uint32_t segment = grant_->grant().segment;
     Status st = give_back ? grant_->Return() : grant_->Seal();
@@ -215,7 +240,7 @@ void Session::Finish() {
       std::this_thread::yield();
     }
   }
-  if (end_ != End::kBye && end_ != End::kShutdown) {
+  if (end_ != End::kBye && end_ != End::kShutdown && end_ != End::kIdle) {
     env_.stats->Add(env_.stats->sessions_lost);
   }
   Logf("session %llu closed (%s%s%s) keyspace '%s': %llu commits",
@@ -223,7 +248,8 @@ void Session::Finish() {
        end_detail_.empty() ? "" : ": ", end_detail_.c_str(),
        ks_ != nullptr ? ks_->keyspace->name().c_str() : "-",
        static_cast<unsigned long long>(commits_));
-  if (!closed_ && (end_ == End::kError || end_ == End::kHelloTimeout)) {
+  if (!closed_ && (end_ == End::kError || end_ == End::kHelloTimeout ||
+                   end_ == End::kIdle)) {
     // After an ERROR or a refused WELCOME let the client hang up first
     // (bounded): it reads the reply before it sees a CLOSED from us.
     WaitClosed(milliseconds(250));

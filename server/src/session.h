@@ -8,8 +8,10 @@
 // request, accepts with AcceptData() and hands the connection to Run()
 // on the session's own thread. Run() returns when the client says BYE,
 // disconnects or dies (CLOSED/LOST), breaks the protocol (ERROR sent),
-// does not send HELLO in time, or the server shuts down (messages already
-// received are still handled first).
+// does not send HELLO in time, sends nothing for --idle_timeout_ms once
+// admitted (ERROR timed_out, then its grant is returned), or the server
+// shuts down (messages already received are still handled first).
+// Grants are lazy: Bind takes none; the client's first REFILL does.
 // Commits: the COMMITs of one reaped batch of completions go into the
 // session's CommitGroup and are acknowledged together after its one
 // persist point (FinishCommits), or one by one without --group_commit.
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include "admission.h"
+#include "grant_quota.h"
 #include "grants.h"
 #include "keyspace_table.h"
 #include "kv/protocol.h"
@@ -54,7 +57,11 @@ struct SessionEnv {
   Stats* stats = nullptr;
   int stop_fd = -1;  // readable once the server shuts down
   uint16_t max_inflight = 32;
-  std::chrono::milliseconds hello_timeout{5000};
+  std::chrono::milliseconds hello_timeout{2000};
+  std::chrono::milliseconds idle_timeout{0};  // 0: never
+  GrantQuotas* grant_quotas = nullptr;        // nullptr: no keyspace share
+  uint32_t refill_rate = 20;
+  uint32_t refill_burst = 8;
   std::string provider;
   uint32_t spin_us = 0;      // busy-poll the CQ this long before blocking
   bool group_commit = true;  // one persist point per reaped batch
@@ -69,8 +76,8 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Uses `ks` and takes a grant there. false with *refusal (no space, or
-  // the registration failed).
+  // Uses `ks`; takes no grant (the client's first REFILL does). false
+  // with *refusal (cannot fail today; kept for the callers' shape).
   bool Bind(OpenKeyspace* ks, Refusal* refusal);
   // Posts every receive on the request before it is accepted, so a
   // message sent right after ESTABLISHED finds a buffer.
@@ -84,10 +91,23 @@ class Session {
   void Run();
 
   bool done() const { return done_.load(std::memory_order_acquire); }
+  // Not admitted yet (a HELLO connection before its HELLO was accepted,
+  // its refusal included); false once Bind succeeded. Any thread.
+  bool awaiting_hello() const {
+    return awaiting_hello_.load(std::memory_order_acquire);
+  }
   uint64_t id() const { return id_; }
 
  private:
-  enum class End { kNone, kBye, kPeerGone, kError, kHelloTimeout, kShutdown };
+  enum class End {
+    kNone,
+    kBye,
+    kPeerGone,
+    kError,
+    kHelloTimeout,
+    kShutdown,
+    kIdle
+  };
   static constexpr size_t kSlot = protocol::kMaxMessage;  // buffer slot size
   // op_context values: receive slot i is i + 1; send slot i is kSendBase + i.
   static constexpr uint64_t kSendBase = 1u << 20;
@@ -119,6 +139,8 @@ class Session {
   bool WaitSendSlot(std::chrono::milliseconds timeout);
   void RepostReceive(size_t slot);
   void Finish();
+  // --idle_timeout_ms passed without a message: ERROR timed_out, end.
+  void EndIdle();
   // Waits (bounded) for CLOSED/LOST on the connection's event fd.
   void WaitClosed(std::chrono::milliseconds timeout);
   std::string ServerText() const;
@@ -150,6 +172,8 @@ class Session {
   End end_ = End::kNone;
   std::string end_detail_;
   uint64_t commits_ = 0;
+  std::chrono::steady_clock::time_point last_message_;  // received
+  std::atomic<bool> awaiting_hello_{true};
   std::atomic<bool> done_{false};
 };
 

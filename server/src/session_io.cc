@@ -64,6 +64,7 @@ void Session::HandleCompletion(const ibv_wc& wc) {
   }
   const size_t slot = wc.wr_id - 1;
   if (slot >= recv_slots_) return;  // not ours; cannot happen
+  last_message_ = Clock::now();     // --idle_timeout_ms counts from here
   if (end_ == End::kNone || end_ == End::kShutdown) {
     HandleMessage(buf_.data() + slot * kSlot, wc.byte_len);
   }

@@ -101,9 +101,8 @@ void Session::HandleHello(const protocol::Header& h,
     return;
   }
   hello_pending_ = false;
-  Logf("session %llu admitted after HELLO: keyspace '%s', segment %u",
-       static_cast<unsigned long long>(id_), hello.name.c_str(),
-       grant_->grant().segment);
+  Logf("session %llu admitted after HELLO: keyspace '%s'",
+       static_cast<unsigned long long>(id_), hello.name.c_str());
   uint8_t out[protocol::kAcceptSize];
   const size_t n = protocol::EncodeAccept(AcceptData(), out);
   Send(protocol::Type::kWelcome, h.request_id, out, n);

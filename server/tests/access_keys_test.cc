@@ -10,13 +10,14 @@ namespace kv::server {
 namespace {
 
 TEST(AccessKeysTest, ParsesLinesCommentsAndBlanks) {
-  auto keys = AccessKeys::Parse("# keys\n\ndefault  s3cret\r\n  other\tk2  \n");
+  auto keys = AccessKeys::Parse(
+      "# keys\n\ndefault  s3cret-0123456789\r\n  other\tk2-0123456789abcd  \n");
   ASSERT_TRUE(keys.ok()) << keys.status().ToString();
   EXPECT_EQ((*keys)->size(), 2u);
   EXPECT_TRUE((*keys)->Protected("default"));
-  EXPECT_TRUE((*keys)->Check("default", "s3cret"));
-  EXPECT_TRUE((*keys)->Check("other", "k2"));
-  EXPECT_FALSE((*keys)->Check("default", "k2"));
+  EXPECT_TRUE((*keys)->Check("default", "s3cret-0123456789"));
+  EXPECT_TRUE((*keys)->Check("other", "k2-0123456789abcd"));
+  EXPECT_FALSE((*keys)->Check("default", "k2-0123456789abcd"));
   EXPECT_FALSE((*keys)->Check("default", ""));
   EXPECT_FALSE((*keys)->Protected("open"));
   EXPECT_FALSE((*keys)->Check("open", "anything"));
@@ -35,11 +36,35 @@ TEST(AccessKeysTest, RejectsMalformedLinesNamingTheLine) {
   EXPECT_TRUE(AccessKeys::Parse("a " + std::string(64, 'k')).ok());
 }
 
+TEST(AccessKeysTest, RejectsShortSecretsNamingFileAndLine) {
+  auto parsed = AccessKeys::Parse("# keys\ndefault " + std::string(15, 'k'));
+  EXPECT_TRUE(parsed.status().IsInvalidArgument());
+  EXPECT_NE(parsed.status().message().find("line 2"), std::string::npos)
+      << parsed.status().message();
+  EXPECT_NE(parsed.status().message().find("at least 16"), std::string::npos)
+      << parsed.status().message();
+  EXPECT_TRUE(AccessKeys::Parse("default " + std::string(16, 'k')).ok());
+  EXPECT_TRUE(AccessKeys::Parse("default x").status().IsInvalidArgument());
+  char path[] = "/tmp/kv_keys_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, "default short\n", 14), 14);
+  close(fd);
+  chmod(path, 0600);
+  auto loaded = AccessKeys::Load(path);
+  EXPECT_TRUE(loaded.status().IsInvalidArgument());
+  EXPECT_NE(loaded.status().message().find(path), std::string::npos)
+      << loaded.status().message();
+  EXPECT_NE(loaded.status().message().find("line 1"), std::string::npos)
+      << loaded.status().message();
+  unlink(path);
+}
+
 TEST(AccessKeysTest, LoadRefusesFilesOthersCanRead) {
   char path[] = "/tmp/kv_keys_XXXXXX";
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
-  ASSERT_EQ(write(fd, "default k\n", 10), 10);
+  ASSERT_EQ(write(fd, "default kkkkkkkkkkkkkkkk\n", 25), 25);
   close(fd);
   for (mode_t mode : {0644, 0640, 0604, 0620}) {
     chmod(path, mode);
@@ -49,7 +74,7 @@ TEST(AccessKeysTest, LoadRefusesFilesOthersCanRead) {
   chmod(path, 0600);
   auto keys = AccessKeys::Load(path);
   ASSERT_TRUE(keys.ok()) << keys.status().ToString();
-  EXPECT_TRUE((*keys)->Check("default", "k"));
+  EXPECT_TRUE((*keys)->Check("default", "kkkkkkkkkkkkkkkk"));
   chmod(path, 0400);
   EXPECT_TRUE(AccessKeys::Load(path).ok());
   unlink(path);

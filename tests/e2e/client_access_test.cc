@@ -20,7 +20,7 @@ class ClientAccessTest : public ClientTest {
     const std::string keys = dir_ + "/keys";
     {
       std::ofstream f(keys);
-      f << "default s3cret\n";
+      f << "default s3cret-0123456789\n";
     }
     chmod(keys.c_str(), 0600);
     return {"--pool=" + dir_ + "/pool", "--pool_size=64M",
@@ -30,7 +30,7 @@ class ClientAccessTest : public ClientTest {
 
 TEST_F(ClientAccessTest, RightKeyAdmitsWrongOrMissingKeyIsRefused) {
   ClientOptions o = Options();
-  o.access_key = "s3cret";
+  o.access_key = "s3cret-0123456789";
   auto c = Open(o);
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(c->Put("k", "v").ok());

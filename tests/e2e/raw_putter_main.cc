@@ -28,6 +28,25 @@ int main(int argc, char** argv) {
             a.reason.c_str());
     return 1;
   }
+  // Grants are lazy: the first REFILL takes one.
+  {
+    protocol::Header h;
+    std::string payload;
+    protocol::RefillAck ack;
+    st = c.SendMessage(protocol::Type::kRefill, "", 0x7fff0001);
+    if (st.ok()) st = c.ReceiveMessage(&h, &payload);
+    if (st.ok()) {
+      st = protocol::DecodeRefillAck(
+          reinterpret_cast<const uint8_t*>(payload.data()), payload.size(),
+          a.segment_size, &ack);
+    }
+    if (!st.ok() || ack.status != StatusCode::kOk) {
+      fprintf(stderr, "refill: %s %s\n", st.ToString().c_str(),
+              ack.message.c_str());
+      return 1;
+    }
+    a.grant = ack.grant;
+  }
   uint64_t tail = a.grant.start;
   const int n = atoi(argv[4]);
   for (int i = 0; i <= n; i++) {

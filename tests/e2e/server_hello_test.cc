@@ -39,6 +39,15 @@ class ServerHelloTest : public ServerTest {
     EXPECT_EQ(h.type, protocol::Type::kWelcome);
     st = protocol::DecodeAccept(payload.data(), payload.size(), &w);
     EXPECT_TRUE(st.ok()) << st.ToString();
+    if (w.admit == Admit::kOk) {
+      // Grants are lazy: the WELCOME carries none; REFILL takes one.
+      EXPECT_EQ(w.grant.size, 0u);
+      protocol::RefillAck ack;
+      st = Refill(c, w, &ack);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
+      w.grant = ack.grant;
+    }
     return w;
   }
 };
@@ -64,9 +73,10 @@ TEST_F(ServerHelloTest, HelloForAnUnknownKeyspaceIsRefusedAndClosed) {
 }
 
 TEST_F(ServerHelloTest, RightKeyIsAdmitted) {
-  StartServer({"--access_keys=" + WriteKeys("# comment\ndefault s3cret\n")});
+  StartServer(
+      {"--access_keys=" + WriteKeys("# comment\ndefault s3cret-0123456789\n")});
   RawClient c;
-  protocol::Accept w = Hello(&c, "default", "s3cret");
+  protocol::Accept w = Hello(&c, "default", "s3cret-0123456789");
   ASSERT_EQ(w.admit, Admit::kOk) << w.reason;
   protocol::CommitAck ack;
   ASSERT_TRUE(PutRaw(&c, w, w.grant, w.grant.start, "k", "v", &ack).ok());
@@ -74,8 +84,8 @@ TEST_F(ServerHelloTest, RightKeyIsAdmitted) {
 }
 
 TEST_F(ServerHelloTest, WrongKeyIsDenied) {
-  StartServer({"--access_keys=" + WriteKeys("default s3cret\n")});
-  for (const std::string key : {"s3creT", "s3cre", "s3cret!", "x"}) {
+  StartServer({"--access_keys=" + WriteKeys("default s3cret-0123456789\n")});
+  for (const std::string key : {"s3creT", "s3cre", "s3cret-0123456789!", "x"}) {
     RawClient c;
     protocol::Accept w = Hello(&c, "default", key);
     EXPECT_EQ(w.admit, Admit::kAccessDenied) << key;
@@ -88,7 +98,7 @@ TEST_F(ServerHelloTest, WrongKeyIsDenied) {
 }
 
 TEST_F(ServerHelloTest, MissingKeyIsDenied) {
-  StartServer({"--access_keys=" + WriteKeys("default s3cret\n")});
+  StartServer({"--access_keys=" + WriteKeys("default s3cret-0123456789\n")});
   RawClient c;
   protocol::Accept w = Hello(&c, "default", "");
   EXPECT_EQ(w.admit, Admit::kAccessDenied);
@@ -96,7 +106,7 @@ TEST_F(ServerHelloTest, MissingKeyIsDenied) {
 }
 
 TEST_F(ServerHelloTest, ProtectedKeyspaceWithoutHelloIsDenied) {
-  StartServer({"--access_keys=" + WriteKeys("default s3cret\n")});
+  StartServer({"--access_keys=" + WriteKeys("default s3cret-0123456789\n")});
   RawClient c;
   protocol::Accept a = ConnectRaw(&c, ConnectPdata("default"));
   EXPECT_EQ(a.admit, Admit::kAccessDenied) << a.reason;
@@ -105,21 +115,25 @@ TEST_F(ServerHelloTest, ProtectedKeyspaceWithoutHelloIsDenied) {
 
 TEST_F(ServerHelloTest, KeyForAnotherKeyspaceDoesNotOpenThisOne) {
   StartServer(
-      {"--allow_create", "--access_keys=" + WriteKeys("default a\nother b\n")});
+      {"--allow_create",
+       "--access_keys=" +
+           WriteKeys("default aaaaaaaaaaaaaaaa\nother bbbbbbbbbbbbbbbb\n")});
   RawClient c;
-  protocol::Accept w = Hello(&c, "other", "a", protocol::kConnectCreate);
+  protocol::Accept w =
+      Hello(&c, "other", "aaaaaaaaaaaaaaaa", protocol::kConnectCreate);
   EXPECT_EQ(w.admit, Admit::kAccessDenied);
 }
 
 TEST_F(ServerHelloTest, UnprotectedKeyspaceNeedsNoKey) {
-  StartServer({"--allow_create", "--access_keys=" + WriteKeys("secure k\n")});
+  StartServer({"--allow_create",
+               "--access_keys=" + WriteKeys("secure kkkkkkkkkkkkkkkk\n")});
   RawClient c;
   protocol::Accept a;
   ConnectOk(&c, "default", &a);
 }
 
 TEST_F(ServerHelloTest, KeysFileReadableByOthersIsRefusedAtStart) {
-  const std::string keys = WriteKeys("default s3cret\n", 0644);
+  const std::string keys = WriteKeys("default s3cret-0123456789\n", 0644);
   std::string err;
   int code = RunToExit({KvserverPath(), "--pool=" + pool_, "--pool_size=64M",
                         "--listen=127.0.0.1:" + std::to_string(PickFreePort()),

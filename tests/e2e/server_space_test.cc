@@ -36,16 +36,8 @@ TEST_F(ServerSpaceTest, FullKeyspaceRefusesPutsAndTakesDeletes) {
     EXPECT_TRUE(reader.Read(ra.read_desc, ra.index_offset, 64, &bucket).ok());
   }
   // A REFILL for a delete gets the reserve segment, deletes only.
-  const std::string flags(1, static_cast<char>(protocol::kRefillForDelete));
-  ASSERT_TRUE(c.SendMessage(protocol::Type::kRefill, flags, 90001).ok());
-  protocol::Header h;
-  std::string payload;
-  ASSERT_TRUE(c.ReceiveMessage(&h, &payload).ok());
   protocol::RefillAck rack;
-  ASSERT_TRUE(protocol::DecodeRefillAck(
-                  reinterpret_cast<const uint8_t*>(payload.data()),
-                  payload.size(), p.a.segment_size, &rack)
-                  .ok());
+  ASSERT_TRUE(RefillRetrying(&c, p.a, &rack, protocol::kRefillForDelete).ok());
   ASSERT_EQ(rack.status, StatusCode::kOk) << rack.message;
   EXPECT_EQ(rack.grant.flags & protocol::kGrantDeletesOnly,
             protocol::kGrantDeletesOnly);

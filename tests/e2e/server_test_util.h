@@ -42,14 +42,54 @@ class ServerTest : public ::testing::Test {
     Status st = server_.Start(flags);
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
-  // Connects `c` to keyspace `name`, expecting ok; fills *a.
+  // Connects `c` to keyspace `name`, expecting ok; fills *a. The accept
+  // carries no grant (grants are lazy); with `take_grant` a REFILL takes
+  // one and puts it in a->grant (left empty when the REFILL fails, e.g.
+  // no_space).
   void ConnectOk(RawClient* c, const std::string& name, protocol::Accept* a,
-                 uint8_t flags = 0) {
+                 uint8_t flags = 0, bool take_grant = true) {
     Status st = c->ConnectTo(server_.host(), server_.port(), name, flags);
     ASSERT_TRUE(st.ok()) << st.ToString();
     st = c->accept(a);
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_EQ(a->admit, protocol::Admit::kOk) << a->reason;
+    ASSERT_EQ(a->grant.size, 0u) << "the accept carries no grant";
+    if (take_grant) {
+      protocol::RefillAck ack;
+      st = Refill(c, *a, &ack);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      if (ack.status == StatusCode::kOk) a->grant = ack.grant;
+    }
+  }
+  // Refill, sent again while the answer is busy (the per-connection rate
+  // limit); at most ~5 s.
+  static Status RefillRetrying(RawClient* c, const protocol::Accept& a,
+                               protocol::RefillAck* ack, uint8_t flags = 0) {
+    for (int attempt = 0;; attempt++) {
+      KV_RETURN_IF_ERROR(Refill(c, a, ack, flags));
+      if (ack->status != StatusCode::kBusy || attempt >= 250)
+        return Status::Ok();
+      usleep(20000);
+    }
+  }
+  // Sends REFILL (`flags`: kRefillForDelete) and decodes the REFILL_ACK.
+  static Status Refill(RawClient* c, const protocol::Accept& a,
+                       protocol::RefillAck* ack, uint8_t flags = 0,
+                       uint32_t request_id = 0x7fff0001) {
+    KV_RETURN_IF_ERROR(c->SendMessage(
+        protocol::Type::kRefill,
+        std::string_view(reinterpret_cast<const char*>(&flags), 1),
+        request_id));
+    protocol::Header h;
+    std::string payload;
+    KV_RETURN_IF_ERROR(c->ReceiveMessage(&h, &payload));
+    if (h.type != protocol::Type::kRefillAck || h.request_id != request_id) {
+      return Status::Corruption("expected REFILL_ACK, got type " +
+                                std::to_string(static_cast<int>(h.type)));
+    }
+    return protocol::DecodeRefillAck(
+        reinterpret_cast<const uint8_t*>(payload.data()), payload.size(),
+        a.segment_size, ack);
   }
   // Connects with raw pdata and returns the decoded accept (a refusal
   // expected: the connection then closes).
@@ -116,17 +156,25 @@ struct Putter {
   protocol::Accept a;
   protocol::Grant g;
   uint64_t tail;
+  int busy_refills = 0;  // REFILLs answered busy and sent again
   Status Put(const std::string& key, const std::string& value, uint32_t id) {
     const uint64_t size = record_format::RecordSize(key.size(), value.size());
     if (tail + size > g.size) {
-      KV_RETURN_IF_ERROR(c->SendMessage(protocol::Type::kRefill, "", id));
-      protocol::Header h;
-      std::string payload;
-      KV_RETURN_IF_ERROR(c->ReceiveMessage(&h, &payload));
       protocol::RefillAck ack;
-      KV_RETURN_IF_ERROR(protocol::DecodeRefillAck(
-          reinterpret_cast<const uint8_t*>(payload.data()), payload.size(),
-          a.segment_size, &ack));
+      // A busy REFILL (the server's per-connection rate limit) is sent
+      // again after a pause, as the client library does; bounded.
+      for (int attempt = 0;; attempt++) {
+        KV_RETURN_IF_ERROR(c->SendMessage(protocol::Type::kRefill, "", id));
+        protocol::Header h;
+        std::string payload;
+        KV_RETURN_IF_ERROR(c->ReceiveMessage(&h, &payload));
+        KV_RETURN_IF_ERROR(protocol::DecodeRefillAck(
+            reinterpret_cast<const uint8_t*>(payload.data()), payload.size(),
+            a.segment_size, &ack));
+        if (ack.status != StatusCode::kBusy || attempt >= 200) break;
+        busy_refills++;
+        usleep(20000);
+      }
       if (ack.status != StatusCode::kOk) {
         return Status(ack.status, "refill: " + ack.message);
       }

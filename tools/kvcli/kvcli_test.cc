@@ -256,11 +256,13 @@ TEST_F(KvcliTest, CreateFlagCreatesTheKeyspace) {
 
 TEST_F(KvcliTest, AccessKeyMissingOrWrongExitsThreeWithHint) {
   std::string keyspace = "secret";  // the fake wants key "k" for it
+  std::string key = "k";
 #ifdef KVSERVER_PATH
   keyspace = "default";
+  key = "k-0123456789abcdef";  // kvserver wants at least 16 bytes
   ASSERT_EQ(server_.Stop(), 0);
   const std::string keys = home_ + "/access_keys";
-  WriteFile(keys, "default k\n");
+  WriteFile(keys, "default " + key + "\n");
   chmod(keys.c_str(), 0600);
   Status st =
       server_.Start({"--pool=" + home_ + "/pool", "--access_keys=" + keys});
@@ -287,10 +289,10 @@ TEST_F(KvcliTest, AccessKeyMissingOrWrongExitsThreeWithHint) {
   EXPECT_NE(r.err.find("hint: check the key given with --access_key"),
             std::string::npos)
       << r.err;
-  r = RunProcess(with({"--access_key=k", "ping"}), "", Env());
+  r = RunProcess(with({"--access_key=" + key, "ping"}), "", Env());
   EXPECT_EQ(r.code, 0) << r.err;
   std::vector<std::string> env = Env();
-  env.push_back("RPKV_ACCESS_KEY=k");
+  env.push_back("RPKV_ACCESS_KEY=" + key);
   r = RunProcess(with({"ping"}), "", env);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("PONG ", 0), 0u) << r.out;

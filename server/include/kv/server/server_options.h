@@ -26,7 +26,24 @@ struct ServerOptions {
   std::string access_keys_path;    // empty: no access control
   double cleaner_threshold = 0.5;  // dead / (live + dead) that starts it
   uint16_t max_inflight = 32;      // messages a client may have outstanding
-  std::chrono::milliseconds hello_timeout{5000};
+  // Resource bounds (server/README.md, "Limits"): what one client can
+  // make the server hold.
+  std::chrono::milliseconds hello_timeout{2000};
+  uint32_t max_pending_hello = 32;  // connections waiting for HELLO
+  // An admitted connection with no message for this long is ended and
+  // its grant returned (0: never).
+  std::chrono::milliseconds idle_timeout{300000};
+  // REFILL token bucket per connection: refill_rate grants per second,
+  // bursts of up to refill_burst.
+  uint32_t refill_rate = 20;
+  uint32_t refill_burst = 8;
+  // At most this percentage of a keyspace's segments open (granted) at
+  // once; the rest stays for the refills of writers holding a grant.
+  uint32_t grant_share_percent = 50;
+  // A wrong access key's refusal waits auth_delay, growing with recent
+  // failures up to auth_delay_max (0: no delay).
+  std::chrono::milliseconds auth_delay{200};
+  std::chrono::milliseconds auth_delay_max{2000};
   uint32_t spin_us = 0;  // session busy-poll before blocking (0: block)
   // Group commit: the COMMITs a session reaps together share one persist
   // point (server/README.md, "Group commit").
