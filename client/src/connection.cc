@@ -95,15 +95,6 @@ Status Connection::Connect() {
   send_slots_ = inflight;
   recv_slots_ = inflight + 1;
   sq_size_ = inflight * 4 + 8;
-  rpma_conn_cfg* cfg = nullptr;
-  rc = rpma_conn_cfg_new(&cfg);
-  if (rc != 0) return client::StatusFromRpma(rc, "rpma_conn_cfg_new");
-  (void)rpma_conn_cfg_set_timeout(
-      cfg, static_cast<int>(options_.connect_timeout.count()));
-  (void)rpma_conn_cfg_set_sq_size(cfg, sq_size_);
-  (void)rpma_conn_cfg_set_rq_size(cfg, recv_slots_);
-  (void)rpma_conn_cfg_set_cq_size(cfg, sq_size_ + recv_slots_);
-  sq_free_ = sq_size_;
 
   // Message buffers first: receives are posted before the connection is
   // established, so WELCOME can never miss one.
@@ -113,10 +104,49 @@ Status Connection::Connect() {
   rc = rpma_mr_reg(peer_, msgs_.get(),
                    send_slots_ * kSendSlot + recv_slots_ * pr::kMaxMessage,
                    RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &msg_mr_);
-  if (rc != 0) {
-    (void)rpma_conn_cfg_delete(&cfg);
-    return client::StatusFromRpma(rc, "rpma_mr_reg(messages)");
+  if (rc != 0) return client::StatusFromRpma(rc, "rpma_mr_reg(messages)");
+
+  pr::Connect cd;
+  const bool hello = options_.keyspace.size() > pr::kInlineNameMax ||
+                     !options_.access_key.empty();
+  cd.flags = static_cast<uint8_t>(
+      (options_.create_if_missing ? pr::kConnectCreate : 0) |
+      (hello ? pr::kConnectHello : 0));
+  if (!hello) cd.name = options_.keyspace;
+  KV_RETURN_IF_ERROR(Dial(cd));
+  if (accept_.admit == pr::Admit::kHelloRequired) {
+    KV_RETURN_IF_ERROR(Hello());
+    if (accept_.admit == pr::Admit::kReconnect) {
+      // HELLO admitted us on a connection in the server's empty
+      // protection domain; the keyspace's is reached by connecting again
+      // with the one-time ticket (docs/protocol.md, "HELLO").
+      Hangup();
+      pr::Connect again;
+      again.flags = pr::kConnectTicket;
+      again.name.assign(reinterpret_cast<const char*>(accept_.ticket),
+                        pr::kTicketSize);
+      KV_RETURN_IF_ERROR(Dial(again));
+      if (accept_.admit != pr::Admit::kOk) {
+        return Status::Unavailable("cannot connect to " + server_ +
+                                   ": the ticket connect was not admitted");
+      }
+    }
   }
+  return Register();
+}
+
+Status Connection::Dial(const pr::Connect& cd) {
+  rpma_conn_cfg* cfg = nullptr;
+  int rc = rpma_conn_cfg_new(&cfg);
+  if (rc != 0) return client::StatusFromRpma(rc, "rpma_conn_cfg_new");
+  (void)rpma_conn_cfg_set_timeout(
+      cfg, static_cast<int>(options_.connect_timeout.count()));
+  (void)rpma_conn_cfg_set_sq_size(cfg, sq_size_);
+  (void)rpma_conn_cfg_set_rq_size(cfg, recv_slots_);
+  (void)rpma_conn_cfg_set_cq_size(cfg, sq_size_ + recv_slots_);
+  sq_free_ = sq_size_;
+  unsignaled_ = 0;
+  free_send_.clear();
   for (uint32_t i = send_slots_; i > 0; i--) free_send_.push_back(i - 1);
 
   rpma_conn_req* req = nullptr;
@@ -135,13 +165,6 @@ Status Connection::Connect() {
       return client::StatusFromRpma(rc, "rpma_conn_req_recv");
     }
   }
-  pr::Connect cd;
-  const bool hello = options_.keyspace.size() > pr::kInlineNameMax ||
-                     !options_.access_key.empty();
-  cd.flags = static_cast<uint8_t>(
-      (options_.create_if_missing ? pr::kConnectCreate : 0) |
-      (hello ? pr::kConnectHello : 0));
-  if (!hello) cd.name = options_.keyspace;
   uint8_t buf[pr::kConnectSize];
   rpma_conn_private_data pd{buf,
                             static_cast<uint8_t>(pr::EncodeConnect(cd, buf))};
@@ -179,9 +202,16 @@ Status Connection::Connect() {
   rpma_conn_private_data got{};
   rc = rpma_conn_get_private_data(conn_, &got);
   if (rc != 0) return client::StatusFromRpma(rc, "rpma_conn_get_private_data");
-  KV_RETURN_IF_ERROR(Admit(got.ptr, got.len));
-  if (accept_.admit == pr::Admit::kHelloRequired) KV_RETURN_IF_ERROR(Hello());
-  return Register();
+  return Admit(got.ptr, got.len);
+}
+
+void Connection::Hangup() {
+  if (conn_ != nullptr) {
+    (void)rpma_conn_disconnect(conn_);
+    (void)rpma_conn_delete(&conn_);
+  }
+  cq_ = nullptr;
+  failure_ = Status::Ok();
 }
 
 Status Connection::StatusOfAdmission(const pr::Accept& a) const {
@@ -190,6 +220,7 @@ Status Connection::StatusOfAdmission(const pr::Accept& a) const {
   switch (a.admit) {
     case pr::Admit::kOk:
     case pr::Admit::kHelloRequired:
+    case pr::Admit::kReconnect:
       return Status::Ok();
     case pr::Admit::kUnknownKeyspace:
       return Status::NotFound(

@@ -91,6 +91,11 @@ class Connection {
  private:
   explicit Connection(const ClientOptions& o);
   Status Connect();
+  // Makes one connection with connect private data `cd` (receives posted
+  // first) and decodes its accept into accept_.
+  Status Dial(const protocol::Connect& cd);
+  // Drops the connection (a HELLO-admitted one, before its ticket's).
+  void Hangup();
   Status Admit(const void* pdata, size_t len);
   Status Hello();
   Status Register();

@@ -32,6 +32,8 @@ struct Refusal {
 struct ConnectRequest {
   protocol::Connect connect;
   bool hello() const { return connect.flags & protocol::kConnectHello; }
+  // Admitted by an earlier HELLO: connect.name holds the ticket's bytes.
+  bool ticket() const { return connect.flags & protocol::kConnectTicket; }
   bool create() const { return connect.flags & protocol::kConnectCreate; }
 };
 

@@ -1,6 +1,7 @@
 #include "grants.h"
 
 #include <librpma.h>
+#include <rpma_ext.h>
 
 #include <cstring>
 
@@ -73,8 +74,18 @@ Status GrantHolder::AcquireSegment(bool allow_reserve) {
     }
   }
   rpma_mr_local* mr = nullptr;
-  int rc = rpma_mr_reg(peer_, keyspace_->GrantBytes(fresh),
-                       fresh.size - fresh.start, RPMA_MR_USAGE_WRITE_DST, &mr);
+  const size_t len = fresh.size - fresh.start;
+  int rc = conn_ != nullptr
+               ? rpma_conn_mr_reg(conn_, keyspace_->GrantBytes(fresh), len,
+                                  RPMA_MR_USAGE_WRITE_DST, &mr)
+               : RPMA_E_NOSUPP;
+  const bool bound = rc == 0;
+  if (rc == RPMA_E_NOSUPP) {
+    // The keyspace's protection domain still keeps every other keyspace
+    // out; within it, the rkey's randomness is what separates writers.
+    rc = rpma_mr_reg(peer_, keyspace_->GrantBytes(fresh), len,
+                     RPMA_MR_USAGE_WRITE_DST, &mr);
+  }
   uint8_t desc[protocol::kDescriptorSize];
   if (rc == 0) {
     rc = rpma_mr_get_descriptor(mr, desc);
@@ -93,9 +104,30 @@ Status GrantHolder::AcquireSegment(bool allow_reserve) {
   grant_ = fresh;
   reserve_ = reserve;
   mr_ = mr;
+  conn_bound_ = bound;
+  floor_ok_ = true;
+  floor_ = 0;
   std::memcpy(desc_, desc, sizeof(desc_));
   held_ = true;
   return Status::Ok();
+}
+
+void GrantHolder::Claimed(uint32_t segment, uint64_t end) {
+  if (!held_ || mr_ == nullptr || !floor_ok_ || segment != grant_.segment ||
+      end <= grant_.start) {
+    return;
+  }
+  const uint64_t floor = end - grant_.start;
+  if (floor <= floor_) return;
+  int rc = rpma_mr_advance(mr_, floor);
+  if (rc == 0) {
+    floor_ = floor;
+  } else {
+    floor_ok_ = false;  // the provider has no floors: stop asking
+    if (rc != RPMA_E_NOSUPP) {
+      Logf("raising a grant's write floor: %s", rpma_err_2str(rc));
+    }
+  }
 }
 
 void GrantHolder::Deregister() {

@@ -25,11 +25,12 @@
 #include "token_bucket.h"
 
 struct rpma_peer;
+struct rpma_conn;
 struct rpma_mr_local;
 
 namespace kv::server {
 
-class GrantHolder {
+class GrantHolder : public store::ClaimFence {
  public:
   struct Limits {
     GrantQuota* quota = nullptr;  // nullptr: no keyspace share
@@ -38,7 +39,21 @@ class GrantHolder {
   };
   GrantHolder(rpma_peer* peer, store::Keyspace* keyspace, Limits limits);
   // Seals a grant still held (a session that ends without BYE).
-  ~GrantHolder();
+  ~GrantHolder() override;
+  // The connection grants are for (before the first Acquire): its write
+  // registrations are then reachable through this connection only
+  // (rpma_conn_mr_reg; where the provider cannot, e.g. verbs without
+  // memory windows, an ordinary registration of the keyspace's peer).
+  void SetConnection(rpma_conn* conn) { conn_ = conn; }
+  // store::ClaimFence: a commit claimed the grant's bytes up to `end`
+  // (segment offset). The write registration's floor moves there
+  // (rpma_mr_advance), so the client can no longer change a record the
+  // store is about to verify and seal, or has sealed. A no-op where the
+  // provider has no floors (verbs; written in docs/protocol.md).
+  void Claimed(uint32_t segment, uint64_t end) override;
+  // True when the held grant's registration is bound to the connection
+  // and has a floor (INFO server, tests).
+  bool fenced() const { return conn_bound_ && floor_ok_; }
   GrantHolder(const GrantHolder&) = delete;
   GrantHolder& operator=(const GrantHolder&) = delete;
 
@@ -84,6 +99,10 @@ class GrantHolder {
   store::SegmentGrant grant_{};
   rpma_mr_local* mr_ = nullptr;
   uint8_t desc_[protocol::kDescriptorSize] = {};
+  rpma_conn* conn_ = nullptr;
+  bool conn_bound_ = false;  // mr_ is reachable through conn_ only
+  bool floor_ok_ = true;     // rpma_mr_advance works on mr_
+  uint64_t floor_ = 0;       // bytes of mr_ below its remote floor
 };
 
 }  // namespace kv::server

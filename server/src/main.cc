@@ -45,6 +45,10 @@ DEFINE_bool(group_commit, true,
             "make the COMMITs a session receives together durable with one "
             "persist point (one msync on a file pool) before acknowledging "
             "them all; false: one persist point per COMMIT");
+DEFINE_bool(info_all_keyspaces, false,
+            "INFO lists every keyspace and its stats to every client (else "
+            "a client sees only its own keyspace: do not set this when "
+            "keyspaces belong to different tenants)");
 DEFINE_uint32(hello_timeout_ms, 2000,
               "how long a connection may take to send HELLO");
 DEFINE_uint32(max_pending_hello, 32,
@@ -189,6 +193,7 @@ int BuildOptions(kv::server::ServerOptions* out) {
     return Usage("--spin_us must be at most 1000000");
   o->spin_us = FLAGS_spin_us;
   o->group_commit = FLAGS_group_commit;
+  o->info_all_keyspaces = FLAGS_info_all_keyspaces;
   kv::Status st = kv::server::ValidateServerOptions(*o);
   if (!st.ok()) return Usage(st.message());
   *out = std::move(o).value();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <librpma.h>
 #include <poll.h>
+#include <rpma_ext.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -48,13 +49,14 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   KV_RETURN_IF_ERROR(s->OpenPool());
   KV_RETURN_IF_ERROR(s->OpenRpma());
   s->keyspaces_ = std::make_unique<KeyspaceTable>(
-      s->pool_.get(), s->peer_,
+      s->pool_.get(), s->device_,
       CreateOptions{options.segment_size, options.index_capacity});
   s->session_stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (s->session_stop_fd_ < 0) return Status::IoError("eventfd failed");
   s->auth_delay_ = std::make_unique<AuthDelay>(
       options.auth_delay, options.auth_delay_max, s->session_stop_fd_);
   s->grant_quotas_ = std::make_unique<GrantQuotas>(options.grant_share_percent);
+  s->tickets_ = std::make_unique<Tickets>(options.ticket_lifetime);
   s->admission_ =
       std::make_unique<Admission>(s->keyspaces_.get(), s->keys_.get(),
                                   options.allow_create, s->auth_delay_.get());
@@ -107,6 +109,7 @@ Status Server::OpenRpma() {
   provider_ = std::strncmp(dev, "rpma_tcp", 8) == 0
                   ? "tcp"
                   : std::string("verbs (") + dev + ")";
+  device_ = ctx;
   if ((rc = rpma_peer_new(ctx, &peer_))) return RpmaStatus("rpma_peer_new", rc);
   rc = rpma_ep_listen(peer_, host.c_str(), options_.listen.port.c_str(), &ep_);
   if (rc) {
@@ -212,12 +215,37 @@ void Server::Admit(rpma_conn_req* req) {
     }
   }
   OpenKeyspace* ks = nullptr;
-  if (!cr.hello()) {
+  if (cr.ticket()) {
+    ks = tickets_->Redeem(cr.connect.name);
+    if (ks == nullptr) {
+      return Refuse(req,
+                    {protocol::Admit::kAccessDenied,
+                     "admission ticket unknown, used or expired: send HELLO "
+                     "again"},
+                    id);
+    }
+  } else if (!cr.hello()) {
     ks = admission_->Resolve(cr.connect.name, cr.create(), std::nullopt, &r);
     if (ks == nullptr) return Refuse(req, r, id);
   }
+  if (ks != nullptr) {
+    // The connection is made in the keyspace's protection domain: its
+    // one-sided operations can reach that keyspace's registrations and
+    // nothing else (before any receive is posted: they could not move).
+    int rc = rpma_conn_req_set_peer(req, ks->peer);
+    if (rc) {
+      Logf("connection %llu refused: moving it to keyspace '%s': %s",
+           static_cast<unsigned long long>(id), ks->keyspace->name().c_str(),
+           rpma_err_2str(rc));
+      Stats::Add(stats_.refusals);
+      (void)rpma_conn_req_delete(&req);
+      return;
+    }
+  }
   SessionEnv env;
-  env.peer = peer_;
+  env.peer = ks != nullptr ? ks->peer : peer_;
+  env.tickets = tickets_.get();
+  env.info_all_keyspaces = options_.info_all_keyspaces;
   env.admission = admission_.get();
   env.keyspaces = keyspaces_.get();
   env.stats = &stats_;

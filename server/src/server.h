@@ -29,7 +29,9 @@
 #include "kv/store/pool.h"
 #include "session.h"
 #include "stats.h"
+#include "tickets.h"
 
+struct ibv_context;
 struct rpma_peer;
 struct rpma_ep;
 struct rpma_conn;
@@ -82,11 +84,16 @@ class Server {
   std::unique_ptr<store::Pool> pool_;
   std::unique_ptr<AccessKeys> keys_;
   Stats stats_;
+  ibv_context* device_ = nullptr;
+  // The listener's protection domain: it holds no registration a remote
+  // peer can reach (only sessions' message buffers, local access), so a
+  // connection not yet admitted to a keyspace can touch nothing.
   rpma_peer* peer_ = nullptr;
   rpma_ep* ep_ = nullptr;
   rpma_conn_cfg* cfg_ = nullptr;
   std::unique_ptr<KeyspaceTable> keyspaces_;
   std::unique_ptr<AuthDelay> auth_delay_;
+  std::unique_ptr<Tickets> tickets_;
   std::unique_ptr<GrantQuotas> grant_quotas_;
   std::unique_ptr<Admission> admission_;
   std::unique_ptr<CleanerPolicy> cleaner_;

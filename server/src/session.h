@@ -41,6 +41,7 @@
 #include "kv/protocol.h"
 #include "kv/store/commit_group.h"
 #include "stats.h"
+#include "tickets.h"
 
 struct rpma_peer;
 struct rpma_conn;
@@ -51,7 +52,13 @@ struct rpma_cq;
 namespace kv::server {
 
 struct SessionEnv {
+  // The protection domain of the session's queue pair: its keyspace's, or
+  // (waiting for HELLO) the listener's empty one. Message buffers and
+  // grants are registered here.
   rpma_peer* peer = nullptr;
+  Tickets* tickets = nullptr;  // issued to HELLO-admitted clients
+  // INFO shows every keyspace (names, stats); else only the session's own.
+  bool info_all_keyspaces = false;
   Admission* admission = nullptr;
   KeyspaceTable* keyspaces = nullptr;
   Stats* stats = nullptr;
@@ -86,7 +93,10 @@ class Session {
   // "hello required".
   protocol::Accept AcceptData() const;
   // The accepted connection (owned from now on).
-  void Attach(rpma_conn* conn) { conn_ = conn; }
+  void Attach(rpma_conn* conn) {
+    conn_ = conn;
+    if (grant_ != nullptr) grant_->SetConnection(conn);
+  }
   // The session's thread body.
   void Run();
 

@@ -96,16 +96,29 @@ void Session::HandleHello(const protocol::Header& h,
   OpenKeyspace* ks = env_.admission->Resolve(
       hello.name, hello.flags & protocol::kConnectCreate,
       std::string_view(hello.access_key), &r);
-  if (ks == nullptr || !Bind(ks, &r)) {
+  if (ks == nullptr) {
     RefuseHello(r);
     return;
   }
-  hello_pending_ = false;
-  Logf("session %llu admitted after HELLO: keyspace '%s'",
+  // This connection's queue pair lives in the listener's empty protection
+  // domain and cannot move now: the client connects again with a
+  // one-time ticket, and that connection is made in the keyspace's.
+  protocol::Accept a;
+  a.admit = protocol::Admit::kReconnect;
+  a.session_id = id_;
+  a.reason = "connect again with the ticket";
+  Status st = env_.tickets->Issue(ks, a.ticket);
+  if (!st.ok()) {
+    RefuseHello({protocol::Admit::kServerError, st.message()});
+    return;
+  }
+  Logf("session %llu admitted after HELLO: keyspace '%s'; ticket issued",
        static_cast<unsigned long long>(id_), hello.name.c_str());
   uint8_t out[protocol::kAcceptSize];
-  const size_t n = protocol::EncodeAccept(AcceptData(), out);
+  const size_t n = protocol::EncodeAccept(a, out);
   Send(protocol::Type::kWelcome, h.request_id, out, n);
+  end_detail_ = "admitted: reconnects with its ticket";
+  EndWith(End::kBye);
 }
 
 void Session::HandleCommit(const protocol::Header& h,
@@ -138,6 +151,8 @@ void Session::HandleCommit(const protocol::Header& h,
   // record it verified and seals, never on bytes the client can change.
   req.op = c.op == 1 ? store::CommitOp::kDelete : store::CommitOp::kPut;
   req.deletes_only = grant_->reserve_only();
+  // Once claimed, the record's bytes leave the client's write window.
+  req.fence = grant_.get();
   Result<store::CommitResult> r =
       env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);
   if (!r.ok()) {
@@ -183,16 +198,26 @@ void Session::HandleInfo(const protocol::Header& h, protocol::InfoTopic topic) {
   std::string text;
   switch (topic) {
     case protocol::InfoTopic::kStats: {
+      // Another tenant's keyspaces (names, key counts, bytes) are shown
+      // only when the server is told so.
       std::vector<KeyspaceLine> lines;
-      for (auto& [name, stats] : env_.keyspaces->AllStats()) {
-        lines.push_back({name, stats});
+      if (env_.info_all_keyspaces) {
+        for (auto& [name, stats] : env_.keyspaces->AllStats()) {
+          lines.push_back({name, stats});
+        }
+      } else if (ks_ != nullptr) {
+        lines.push_back({ks_->keyspace->name(), ks_->keyspace->Stats()});
       }
       text = StatsText(*env_.stats, lines);
       break;
     }
     case protocol::InfoTopic::kKeyspaces:
-      for (const std::string& name : env_.keyspaces->Names()) {
-        text += name + "\n";
+      if (env_.info_all_keyspaces) {
+        for (const std::string& name : env_.keyspaces->Names()) {
+          text += name + "\n";
+        }
+      } else if (ks_ != nullptr) {
+        text = ks_->keyspace->name() + "\n";
       }
       break;
     case protocol::InfoTopic::kServer:

@@ -103,6 +103,18 @@ class ServerTest : public ::testing::Test {
     return a;
   }
 
+  // After a WELCOME that said reconnect (HELLO admitted): connects `c`
+  // again with the WELCOME's ticket and returns that connection's accept.
+  protocol::Accept Reconnect(RawClient* c, const protocol::Accept& welcome) {
+    EXPECT_EQ(welcome.admit, protocol::Admit::kReconnect) << welcome.reason;
+    c->Disconnect();
+    return ConnectRaw(
+        c,
+        ConnectPdata(std::string(reinterpret_cast<const char*>(welcome.ticket),
+                                 protocol::kTicketSize),
+                     protocol::kConnectTicket));
+  }
+
   std::string dir_;
   std::string pool_;
   ServerProcess server_;

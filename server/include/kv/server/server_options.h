@@ -48,6 +48,11 @@ struct ServerOptions {
   // Group commit: the COMMITs a session reaps together share one persist
   // point (server/README.md, "Group commit").
   bool group_commit = true;
+  // INFO answers with every keyspace's name and stats; by default a
+  // session sees only its own keyspace (server/README.md, "Isolation").
+  bool info_all_keyspaces = false;
+  // How long a HELLO-admitted client's reconnect ticket stays good.
+  std::chrono::milliseconds ticket_lifetime{10000};
 };
 
 // Parses a byte size: a number with an optional K, M, G or T suffix
