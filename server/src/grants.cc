@@ -3,6 +3,7 @@
 #include <librpma.h>
 #include <rpma_ext.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "kv/record_format.h"
@@ -83,6 +84,12 @@ Status GrantHolder::AcquireSegment(bool allow_reserve) {
   if (rc == RPMA_E_NOSUPP) {
     // The keyspace's protection domain still keeps every other keyspace
     // out; within it, the rkey's randomness is what separates writers.
+    static std::atomic<bool> said{false};
+    if (conn_ != nullptr && !said.exchange(true)) {
+      Log("grants are ordinary registrations of the keyspace's protection "
+          "domain (the provider has no per-connection ones): a writer can "
+          "rewrite its committed records (docs/protocol.md, threat model)");
+    }
     rc = rpma_mr_reg(peer_, keyspace_->GrantBytes(fresh), len,
                      RPMA_MR_USAGE_WRITE_DST, &mr);
   }
