@@ -146,7 +146,9 @@ TEST(ProtocolTest, MessagesRoundTripAndRefuseBadHeaders) {
   msg[3] = 200;
   EXPECT_FALSE(DecodeHeader(msg, kHeaderSize + n, &h).ok());
   msg[3] = static_cast<uint8_t>(Type::kCommit);
-  msg[2] = 2;
+  msg[2] = kVersion + 1;
+  EXPECT_FALSE(DecodeHeader(msg, kHeaderSize + n, &h).ok());
+  msg[2] = kVersion - 1;
   EXPECT_FALSE(DecodeHeader(msg, kHeaderSize + n, &h).ok());
   msg[2] = kVersion;
   msg[0] ^= 1;

@@ -56,17 +56,35 @@ TEST(AdmissionTest, ClassifiesEveryRefusal) {
   magic[1] ^= 1;
   EXPECT_EQ(Refused(magic).admit, Admit::kBadMagic);
   std::string version = p;
-  version[4] = 2;
+  version[4] = 1;  // the version before tickets
   EXPECT_EQ(Refused(version).admit, Admit::kBadVersion);
-  EXPECT_NE(Refused(version).reason.find("version 2"), std::string::npos);
+  EXPECT_NE(Refused(version).reason.find("version 1"), std::string::npos);
   std::string flags = p;
-  flags[5] = 4;
+  flags[5] = 8;
   EXPECT_EQ(Refused(flags).admit, Admit::kMalformed);
   std::string len = p;
   len[6] = 41;
   EXPECT_EQ(Refused(len).admit, Admit::kMalformed);
   EXPECT_EQ(Refused(Pdata("a b")).admit, Admit::kMalformed);
   EXPECT_EQ(Refused(Pdata("")).admit, Admit::kMalformed);
+}
+
+TEST(AdmissionTest, TicketConnectsAreSixteenBytesWithoutHello) {
+  const std::string ticket(protocol::kTicketSize, '\x7f');
+  ConnectRequest cr;
+  Refusal r;
+  const std::string good = Pdata(ticket, protocol::kConnectTicket);
+  ASSERT_TRUE(Admission::ParseConnect(good.data(), good.size(), &cr, &r))
+      << r.reason;
+  EXPECT_TRUE(cr.ticket());
+  EXPECT_FALSE(cr.hello());
+  EXPECT_EQ(cr.connect.name, ticket);  // binary: not checked as a name
+  EXPECT_EQ(Refused(Pdata(ticket.substr(1), protocol::kConnectTicket)).admit,
+            Admit::kMalformed);
+  EXPECT_EQ(
+      Refused(Pdata("", protocol::kConnectTicket | protocol::kConnectHello))
+          .admit,
+      Admit::kMalformed);
 }
 
 TEST(AdmissionTest, RefusalAcceptCarriesStatusAndReason) {
