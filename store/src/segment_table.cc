@@ -219,8 +219,15 @@ void SegmentTable::FillStats(KeyspaceStats* st) {
         st->quarantined_segments++;
         break;
     }
+    // Dead: what the cleaner can win back. In a sealed segment that is
+    // everything not live — its unused rest too (a writer that vanished
+    // after one put leaves a segment with one record: counting only the
+    // bytes before its tail, the cleaner never saw such segments).
+    const uint64_t used =
+        s.state == State::kSealed || s.state == State::kCleaning ? segment_size_
+                                                                 : s.tail;
     if (s.state != State::kFree && s.state != State::kQuarantine) {
-      st->dead_bytes += s.tail > s.live ? s.tail - s.live : 0;
+      st->dead_bytes += used > s.live ? used - s.live : 0;
     }
   }
 }

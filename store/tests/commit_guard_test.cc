@@ -259,6 +259,34 @@ TEST_F(CommitGuardTest, DeleteReserveHolderDoesNotStarveTheCleaner) {
   ExpectCheckClean();
 }
 
+// A writer that vanishes after one put leaves a sealed segment holding one
+// record. Its unused rest is dead space the cleaner must see: before, only
+// the bytes below the tail counted, so such segments never looked worth
+// cleaning and 31 one-put connections filled a keyspace for good.
+TEST_F(CommitGuardTest, SealedSegmentsUnusedRestCountsAsDead) {
+  const uint64_t seg = ks_->info().segment_size;
+  std::vector<std::string> keys;
+  for (int i = 0;; i++) {
+    Result<SegmentGrant> g = ks_->GrantSegment();
+    if (!g.ok()) break;
+    const std::string k = "one" + std::to_string(i);
+    CommitRequest r = Write(&*g, k, "v");
+    ASSERT_TRUE(ks_->Commit(r).ok());
+    ASSERT_TRUE(ks_->SealSegment(*g).ok());  // the writer vanished
+    keys.push_back(k);
+  }
+  KeyspaceStats s = ks_->Stats();
+  const uint64_t record = rf::RecordSize(4, 1);
+  EXPECT_GE(s.dead_bytes, keys.size() * (seg - 2 * record)) << keys.size();
+  // So the cleaner compacts them and the keyspace takes puts again.
+  Result<uint32_t> cleaned = ks_->Clean(0.5, 64);
+  ASSERT_TRUE(cleaned.ok()) << cleaned.status().ToString();
+  EXPECT_GT(*cleaned, 1u);
+  Writer w(ks_);
+  EXPECT_TRUE(w.Put("after", "cleaning").ok());
+  for (const std::string& k : keys) EXPECT_EQ(Value(k), "v") << k;
+}
+
 // A sequence of an epoch the catalog could not persist is never handed
 // out: the next open could hand it out again.
 TEST_F(CommitGuardTest, FailedEpochPersistFailsTheCommit) {

@@ -52,7 +52,9 @@ struct KeyspaceInfo {
 struct KeyspaceStats {
   uint64_t keys = 0;
   uint64_t live_bytes = 0;  // bytes of records that slots point to
-  uint64_t dead_bytes = 0;  // used segment bytes not live (garbage)
+  // Bytes the cleaner can win back: records no longer live, and the
+  // unused rest of sealed segments.
+  uint64_t dead_bytes = 0;
   uint32_t segments = 0;
   uint32_t free_segments = 0;
   uint32_t open_segments = 0;  // granted to a writer
