@@ -299,10 +299,13 @@ TEST_F(ServerIsolationTest, CommittedRecordIsNoLongerWritableByItsWriter) {
                      "second", &ack2, false, 8)
                   .ok());
   ASSERT_EQ(ack2.status, StatusCode::kOk) << ack2.message;
-  // The attack: rewrite the first committed record (same size, a value
-  // never committed, a valid CRC) through the writer's own descriptor.
-  const std::string forged = EncodeTestRecord(a.keyspace_id, "k", "FORGED!!!");
-  ASSERT_EQ(forged.size(), rec1.size());
+  // The attack: rewrite the first committed record as a valid committed
+  // record (same size, the sequence the ack gave, a recomputed CRC) with a
+  // value never committed, through the writer's own descriptor.
+  std::string forged(rec1.size(), '\0');
+  ASSERT_EQ(record_format::RecordSize(1, 9), rec1.size());
+  record_format::EncodeRecord(forged.data(), a.keyspace_id, ack1.sequence,
+                              false, "k", "FORGED!!!");
   ExpectAccessError(c.Write(a.grant.write_desc, 0, forged),
                     "rewriting a committed record");
   // The access error ended that connection; a fresh one sees both records
