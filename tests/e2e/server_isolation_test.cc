@@ -374,6 +374,44 @@ TEST_F(ServerIsolationTest, TicketIsSingleUseAndRandomOnesAreRefused) {
   EXPECT_EQ(a2.keyspace_id, a.keyspace_id);
 }
 
+// A ticket not used within its lifetime (10 s) is refused: HELLO again.
+TEST_F(ServerIsolationTest, TicketExpires) {
+  StartWithVault();
+  RawClient c;
+  protocol::Accept w = Hello(&c, "vault", kVaultKey, protocol::kConnectCreate);
+  ASSERT_EQ(w.admit, Admit::kReconnect) << w.reason;
+  c.Disconnect();
+  sleep(11);
+  protocol::Accept a = ConnectRaw(
+      &c, ConnectPdata(std::string(reinterpret_cast<const char*>(w.ticket),
+                                   protocol::kTicketSize),
+                       protocol::kConnectTicket));
+  EXPECT_EQ(a.admit, Admit::kAccessDenied) << a.reason;
+  EXPECT_NE(a.reason.find("expired"), std::string::npos) << a.reason;
+}
+
+// PRODUCT BUG (disabled until fixed): Server::Admit logs a ticket
+// connect as "session N admitted: keyspace '<cr.connect.name>'", and for
+// kConnectTicket that name is the 16 raw ticket bytes: the log gets binary
+// garbage (and the used ticket) instead of the keyspace's name.
+TEST_F(ServerIsolationTest, DISABLED_TicketConnectIsLoggedWithItsKeyspace) {
+  StartWithVault();
+  RawClient c;
+  protocol::Accept w = Hello(&c, "vault", kVaultKey, protocol::kConnectCreate);
+  ASSERT_EQ(w.admit, Admit::kReconnect) << w.reason;
+  const std::string ticket(reinterpret_cast<const char*>(w.ticket),
+                           protocol::kTicketSize);
+  protocol::Accept a = Reconnect(&c, w);
+  ASSERT_EQ(a.admit, Admit::kOk) << a.reason;
+  EXPECT_TRUE(server_.WaitForLog("session 2 admitted"));
+  const std::string log = server_.StderrText();
+  EXPECT_EQ(log.find(ticket), std::string::npos) << "the ticket is logged";
+  const size_t at = log.find("session 2 admitted");
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(line.find("'vault'"), std::string::npos) << line;
+}
+
 // INFO shows a client only its own keyspace, unless --info_all_keyspaces.
 class ServerIsolationInfoTest : public ServerIsolationTest,
                                 public ::testing::WithParamInterface<bool> {};
