@@ -46,6 +46,36 @@ TEST_F(GetPathTest, ATornEmptyNeighbourhoodIsConfirmedNotTakenForAbsence) {
   EXPECT_EQ(r->stats().get_retries, 1u);
 }
 
+TEST_F(GetPathTest, ATornCopyMissingANewSlotInTheProbeBucketIsRetried) {
+  auto w = Open();
+  ASSERT_TRUE(w->Put("k", "v").ok());
+  auto r = Cold();
+  Rounds n;
+  OnReads("k", [&](const Op& op, uint8_t* arena) {
+    n.Count(op);
+    if (op.attempts != 0) return;
+    uint64_t neigh[il::kNeighbourhoodSlots];
+    LoadNeigh(op, arena, neigh);
+    const int pos = KeyPos(neigh, "k");
+    if (op.state == State::kNeighbourhood) {
+      neigh[pos] = 0;  // the old slot cleared, the new one not yet seen
+    } else if (op.state == State::kConfirm) {
+      // The re-read sees the new slot, placed in the probe bucket: the
+      // home buckets of both copies are the same.
+      const uint64_t slot = neigh[pos];
+      neigh[pos] = 0;
+      neigh[il::kNeighbourhoodSlots - 1] = slot;
+    }
+    StoreNeigh(op, arena, neigh);
+  });
+  std::string got;
+  Status st = r->Get("k", &got);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(got, "v");
+  EXPECT_EQ(n.confirm, 1);
+  EXPECT_EQ(n.neigh, 2);
+}
+
 TEST_F(GetPathTest, AMovedSlotWhoseOldPlaceHoldsAnotherKeyIsRetried) {
   auto w = Open();
   ASSERT_TRUE(w->Put("k", "v").ok());
