@@ -275,14 +275,14 @@ m('retry-limit-off-by-one', GP,
   '''  if (++op->attempts >= kMaxAttempts) {''',
   '''  if (++op->attempts > kMaxAttempts) {''',
   'get: one more attempt than kMaxAttempts')
-m('retry-limit-unbounded', GP,
+m('retry-limit-raised', GP,
   '''  if (++op->attempts >= kMaxAttempts) {''',
-  '''  if (++op->attempts >= 1000000) {''',
-  'get: retries unbounded (a record that stays bad loops)')
-m('confirm-limit-unbounded', GP,
+  '''  if (++op->attempts >= 100) {''',
+  'get: retry bound raised to 100 (a record that stays bad keeps the caller)')
+m('confirm-limit-raised', GP,
   '''      if (op->attempts + 1 >= kMaxAttempts) {''',
-  '''      if (op->attempts + 1 >= 1000000) {''',
-  'ConfirmAbsent: a neighbourhood that keeps changing retried without bound')
+  '''      if (op->attempts + 1 >= 100) {''',
+  'ConfirmAbsent: bound raised to 100 for a neighbourhood that keeps changing')
 m('oob-only-taken-for-absence', GP,
   '''    if (any_bad) {''',
   '''    if (false && any_bad) {''',
