@@ -402,6 +402,51 @@ m('write-key-length-unchecked', EN,
   if (!del''',
   'write: key length not checked before sending')
 
+m('buffer-wait-counts-as-attempt', GP,
+  '''    // Out of room now: start over once in-flight work drains.
+    op->attempts--;
+''',
+  '''    // Out of room now: start over once in-flight work drains.
+''',
+  'get: waiting for read-buffer room counts as a failed attempt')
+m('info-ack-status-unchecked', EN,
+  '''    if (len < 1 || body[0] > pr::kMaxStatusCode) {''',
+  '''    if (len < 1) {''',
+  'ack: an INFO_ACK with an unknown status code accepted')
+m('refill-ack-unchecked', EN,
+  '''    Status st = pr::DecodeRefillAck(body, len, geo_.segment_size, &a);
+    if (!st.ok()) {''',
+  '''    Status st = pr::DecodeRefillAck(body, len, geo_.segment_size, &a);
+    if (false && !st.ok()) {''',
+  'ack: a REFILL_ACK that does not decode accepted')
+m('error-message-ignored', EN,
+  '''  if (e.header.type == pr::Type::kError) {
+    std::string text(body + (len > 0 ? 1 : 0), body + len);
+    conn_->Fail(Status::Unavailable("server " + conn_->server() +
+                                    " closed the connection: " + text));
+    return;
+  }''',
+  '''''',
+  "ack: the server's ERROR message not treated as the connection's end")
+m('ack-sequence-dropped', EN,
+  '''  op->sequence = a.sequence;
+''',
+  '''''',
+  "ack: the version a COMMIT_ACK assigned not reported")
+IXF='store/include/kv/index_format.h'
+m('slot-bounds-past-log', IXF,
+  '''  return end <= log_size && begin / segment_size == (end - 1) / segment_size;''',
+  '''  return end <= log_size + 64 && begin / segment_size == (end - 1) / segment_size;''',
+  'SlotInBounds: a slot one unit past the log accepted', module='client')
+m('slot-bounds-across-segment', IXF,
+  '''  return end <= log_size && begin / segment_size == (end - 1) / segment_size;''',
+  '''  return end <= log_size;''',
+  'SlotInBounds: a slot across a segment end accepted', module='client')
+m('slot-zero-length', IXF,
+  '''  if (f.units == 0 || f.fingerprint == 0 || segment_size == 0) return false;''',
+  '''  if (f.fingerprint == 0 || segment_size == 0) return false;''',
+  'SlotInBounds: a slot of length 0 accepted', module='client')
+
 RF='store/include/kv/record_format.h'
 src = open(os.path.join(root, RF)).read()
 # locate the CRC comparison and the unsealed rule for the two header mutants
