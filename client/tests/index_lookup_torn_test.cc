@@ -117,6 +117,7 @@ TEST_F(IndexLookupTornTest, SlotBoundsAreExactAtTheLogAndSegmentEnds) {
   EXPECT_TRUE(bad(log_units, 1));
   EXPECT_TRUE(bad(seg_units - 1, 2));  // across a segment's end
   EXPECT_TRUE(bad(0, 0));              // no length
+  EXPECT_TRUE(bad(5, 0));              // no length, inside a segment
   // The last unit of the log and of a segment are in bounds (judged by
   // their record: here zeroed, so bad for another reason).
   uint64_t neigh[kNeighbourhoodSlots] = {};
