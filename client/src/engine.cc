@@ -17,6 +17,8 @@ namespace ix = kv::index_format;
 using Clock = std::chrono::steady_clock;
 }  // namespace
 
+EngineHooksForTesting engine_hooks_for_testing;
+
 Engine::Engine(Connection* conn, const ClientOptions& options)
     : conn_(conn), options_(options), geo_(conn->geometry()) {}
 
@@ -87,8 +89,11 @@ Status Engine::Run(const std::vector<Op*>& ops) {
                           : Clock::time_point::max();
     Status st = conn_->Wait(deadline, &events, wake);
     if (!events.empty()) deadline = Clock::now() + options_.op_timeout;
-    for (const Connection::Event& e : events) {
+    for (Connection::Event& e : events) {
       if (e.kind == Connection::Event::kMessage) {
+        if (engine_hooks_for_testing.message) {
+          engine_hooks_for_testing.message(&e);
+        }
         OnMessage(e);
         continue;
       }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -56,6 +57,25 @@ struct Op {
   uint64_t neigh[index_lookup::kNeighbourhoodSlots] = {};
   size_t record_off[index_lookup::kNeighbourhoodSlots] = {};
 };
+
+// Test hooks (fault injection; tests only, see client/tests/
+// get_path_test.cc). Set or clear them only while no Client runs an
+// operation; unset, each costs one check per completion.
+struct EngineHooksForTesting {
+  // Called on the client's thread each time all of a get's reads have
+  // completed, before the engine judges them, with the op and the arena
+  // the bytes landed in. op.state says which reads: kNeighbourhood (at
+  // neigh_off, plus the cached record at warm_off when op.warm), kRecords
+  // (each candidate's record at record_off[pos], the slots in op.neigh),
+  // kConfirm (the neighbourhood again, at neigh_off). It may change those
+  // bytes to script what the reader sees (a torn neighbourhood, a bad
+  // first record).
+  std::function<void(const Op& op, uint8_t* arena)> reads_done;
+  // Called with each message the server sent, before the engine acts on
+  // it; may change it (a wrong request id, a short acknowledgement).
+  std::function<void(Connection::Event* message)> message;
+};
+extern EngineHooksForTesting engine_hooks_for_testing;
 
 class Engine {
  public:

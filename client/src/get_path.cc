@@ -87,6 +87,9 @@ void Engine::RetryGet(Op* op, const char* why) {
 }
 
 void Engine::OnReadsDone(Op* op) {
+  if (engine_hooks_for_testing.reads_done) {
+    engine_hooks_for_testing.reads_done(*op, conn_->arena());
+  }
   switch (op->state) {
     case Op::State::kNeighbourhood:
       std::memcpy(op->neigh, conn_->arena() + op->neigh_off,

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Writes tests/mutation/patches/NN-name.patch from the replacements below.
 
-Each mutant is one textual replacement in a store source: the patch is
-the unified diff of it against the current file, headed by a "What:" line
-(and "Equivalent:" for a mutant shown to be equivalent). When the store's
+Each mutant is one textual replacement in a source: the patch is the
+unified diff of it against the current file, headed by a "What:" line
+(and "Equivalent:" for a mutant shown to be equivalent, "Module:" for one
+judged by another module's tests than its directory's — run.sh picks the
+test binaries by module). Mutants are numbered in the order below: new
+ones go at the end (store 01-35, client from 36), so numbers cited in the
+READMEs stay. When the store's
 code moves and a patch no longer applies, edit the replacement here and
 rerun: python3 tests/mutation/make_patches.py (the old patches are
 replaced). run.sh reads only the patches.
@@ -15,9 +19,11 @@ shutil.rmtree(out, ignore_errors=True)
 os.makedirs(out)
 M = []
 EQ = {}
-def m(name, path, old, new, what, equivalent=None):
+MODULE = {}
+def m(name, path, old, new, what, equivalent=None, module=None):
     M.append((name, path, old, new, what))
     if equivalent: EQ[name] = equivalent
+    if module: MODULE[name] = module
 
 KC='store/src/keyspace_commit.cc'
 m('inplace-slot-before-record', KC,
@@ -212,11 +218,240 @@ m('pmem2-flush-first-only', PM,
   '''    DoFlush(ranges[0].addr, ranges[0].len);''',
   'production persister (cache line): only the first range flushed')
 
+# ---- client/: the get path (one-sided reads, kv/index_lookup.h, retries)
+# and the client's checks of what the server answers. The reader algorithm
+# and record checks live in shared store/include headers: those mutants
+# are judged by the client's tests (Module: client).
+GP='client/src/get_path.cc'
+m('get-key-length-unchecked', GP,
+  '''  if (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize) {
+    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +''',
+  '''  if (false && (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize)) {
+    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +''',
+  'get: key length not checked')
+m('get-empty-not-confirmed', GP,
+  '''      RetryGet(op, c.bad_why.c_str());
+      return;
+    }
+    ConfirmAbsent(op);''',
+  '''      RetryGet(op, c.bad_why.c_str());
+      return;
+    }
+    Finish(op, Status::NotFound("key not found"));''',
+  'get: no candidate slot taken for absence without the confirming re-read')
+m('get-other-keys-not-confirmed', GP,
+  '''  // Only other keys' records: confirm absence like an empty neighbourhood.
+  ConfirmAbsent(op);''',
+  '''  Finish(op, Status::NotFound("key not found"));''',
+  "get: only other keys' records taken for absence without the re-read")
+m('confirm-ignores-change', GP,
+  '''      if (std::memcmp(again, op->neigh, sizeof(again)) == 0) {''',
+  '''      if (true || std::memcmp(again, op->neigh, sizeof(again)) == 0) {''',
+  'ConfirmAbsent: a changed re-read still taken for absence')
+m('confirm-home-bucket-only', GP,
+  '''      if (std::memcmp(again, op->neigh, sizeof(again)) == 0) {''',
+  '''      if (std::memcmp(again, op->neigh, ix::kBucketSize) == 0) {''',
+  'ConfirmAbsent: only the home bucket compared, not the probe bucket')
+m('confirm-change-is-not-found', GP,
+  '''      RetryGet(op, "slots kept changing");
+      return;''',
+  '''      Finish(op, Status::NotFound("key not found"));
+      return;''',
+  'ConfirmAbsent: a changed re-read ends the get as not_found (no retry)')
+m('bad-record-not-retried', GP,
+  '''  if (c.bad_pos >= 0) {
+    RetryGet(op, c.bad_why.c_str());
+    return;
+  }''',
+  '''''',
+  'get: a bad record (CRC, other keyspace, tombstone, moved) not retried')
+m('bad-record-is-corruption', GP,
+  '''  if (c.bad_pos >= 0) {
+    RetryGet(op, c.bad_why.c_str());''',
+  '''  if (c.bad_pos >= 0) {
+    Finish(op, Status::Corruption(c.bad_why));''',
+  'get: a bad first record is corruption at once (no retry)')
+m('retry-limit-off-by-one', GP,
+  '''  if (++op->attempts >= kMaxAttempts) {''',
+  '''  if (++op->attempts > kMaxAttempts) {''',
+  'get: one more attempt than kMaxAttempts')
+m('retry-limit-raised', GP,
+  '''  if (++op->attempts >= kMaxAttempts) {''',
+  '''  if (++op->attempts >= 100) {''',
+  'get: retry bound raised to 100 (a record that stays bad keeps the caller)')
+m('confirm-limit-raised', GP,
+  '''      if (op->attempts + 1 >= kMaxAttempts) {''',
+  '''      if (op->attempts + 1 >= 100) {''',
+  'ConfirmAbsent: bound raised to 100 for a neighbourhood that keeps changing')
+m('oob-only-taken-for-absence', GP,
+  '''    if (any_bad) {''',
+  '''    if (false && any_bad) {''',
+  'get: out-of-bounds candidates only: confirmed as absent instead of retried')
+m('oob-slot-read', GP,
+  '''    return il::MayHold(s, op->hash) &&
+           ix::SlotInBounds(s, geo_.log_size, geo_.segment_size);''',
+  '''    return il::MayHold(s, op->hash);''',
+  'get: a candidate slot outside the log or across a segment is read')
+m('warm-other-candidates-ignored', GP,
+  '''    if (candidates == 1 && only_cached) {''',
+  '''    if (candidates == 1) {''',
+  'warm get: the cached record used though the slot changed')
+m('warm-miss-is-not-found', GP,
+  '''    ForgetSlot(op->key);  // stale: fall through to the cold path''',
+  '''    ForgetSlot(op->key);  // stale: fall through to the cold path
+    Finish(op, Status::NotFound("key not found"));
+    return;''',
+  'warm get: a cached record that fails verification is absence')
+
+IL='store/include/kv/index_lookup.h'
+m('lookup-first-version-wins', IL,
+  '''        if (!c.found() || view.header.sequence > c.view.header.sequence) {''',
+  '''        if (!c.found()) {''',
+  'reader: the first valid version in the neighbourhood wins (not the newest)', module='client')
+m('lookup-oldest-version-wins', IL,
+  '''        if (!c.found() || view.header.sequence > c.view.header.sequence) {''',
+  '''        if (!c.found() || view.header.sequence < c.view.header.sequence) {''',
+  'reader: the lowest sequence wins', module='client')
+m('lookup-no-key-compare', IL,
+  '''  if (st.ok() && view->key != key) return Verdict::kOtherKey;''',
+  '''  if (false && st.ok() && view->key != key) return Verdict::kOtherKey;''',
+  "reader: a record of another key (same fingerprint) accepted", module='client')
+m('lookup-tombstone-accepted', IL,
+  '''  if (st.ok() && view->tombstone()) {''',
+  '''  if (false && st.ok() && view->tombstone()) {''',
+  'reader: a slot pointing to a tombstone accepted as the value', module='client')
+m('lookup-no-slot-bounds', IL,
+  '''  if (!index_format::SlotInBounds(slot, g.log_size, g.segment_size)) {
+    if (why) *why = "points outside the log or across a segment";''',
+  '''  if (false && !index_format::SlotInBounds(slot, g.log_size, g.segment_size)) {
+    if (why) *why = "points outside the log or across a segment";''',
+  'reader: slot bounds not checked before its record is verified', module='client')
+
+RFC='store/include/kv/record_format.h'
+m('get-no-crc-check', RFC, None, None,
+  'VerifyRecord (get path): CRC mismatch accepted', module='client')
+m('get-no-keyspace-check', RFC,
+  '''  if (h.keyspace_id != expected_keyspace_id) {''',
+  '''  if (false && h.keyspace_id != expected_keyspace_id) {''',
+  "VerifyRecord: another keyspace's record accepted", module='client')
+m('get-record-past-slot', RFC,
+  '''  if (used > avail) {''',
+  '''  if (false && used > avail) {''',
+  'VerifyRecord: a record longer than its slot extent accepted', module='client')
+m('get-sequence-zero', RFC,
+  '''  if (rule == SequenceRule::kCommitted && h.sequence == 0) {''',
+  '''  if (false && rule == SequenceRule::kCommitted && h.sequence == 0) {''',
+  'VerifyRecord: a committed record of sequence 0 (never committed) accepted', module='client')
+
+EN='client/src/engine.cc'
+m('ack-unknown-id-ignored', EN,
+  '''  if (it == awaiting_.end()) {
+    conn_->Fail(Status::Unavailable("server " + conn_->server() +
+                                    " answered an unknown request"));
+    return;
+  }''',
+  '''  if (it == awaiting_.end()) {
+    return;
+  }''',
+  'ack: an answer to an unknown request id silently dropped')
+m('refill-id-not-matched', EN,
+  '''  if (e.header.type == pr::Type::kRefillAck &&
+      e.header.request_id == refill_id_) {''',
+  '''  if (e.header.type == pr::Type::kRefillAck) {''',
+  "ack: a REFILL_ACK accepted whatever request id it names")
+m('commit-ack-length-unchecked', EN,
+  '''  Status st = pr::DecodeCommitAck(body, len, &a);
+  if (!st.ok()) {''',
+  '''  Status st = pr::DecodeCommitAck(body, len, &a);
+  if (false && !st.ok()) {''',
+  'ack: a COMMIT_ACK that does not decode (short) accepted')
+m('ack-type-unchecked', EN,
+  '''  if (e.header.type != pr::Type::kCommitAck) {''',
+  '''  if (false && e.header.type != pr::Type::kCommitAck) {''',
+  'ack: a message of another type accepted as a COMMIT_ACK')
+m('ack-status-ignored', EN,
+  '''  if (a.status != StatusCode::kOk) {
+    Finish(op, Status(a.status, a.message));''',
+  '''  if (false && a.status != StatusCode::kOk) {
+    Finish(op, Status(a.status, a.message));''',
+  "ack: a COMMIT_ACK's failure status reported as ok")
+m('info-ack-length-unchecked', EN,
+  '''    if (len < 1 || body[0] > pr::kMaxStatusCode) {''',
+  '''    if (len >= 1 && body[0] > pr::kMaxStatusCode) {''',
+  'ack: an empty INFO_ACK accepted')
+m('write-contradictory-conditions', EN,
+  '''  if (op->if_absent && op->if_version != 0) {''',
+  '''  if (false && op->if_absent && op->if_version != 0) {''',
+  'write: if_absent with if_version sent (if_absent wins)')
+m('write-value-limit-unchecked', EN,
+  '''  if (!del && op->value.size() > conn_->accept().max_value_size) {''',
+  '''  if (false && !del && op->value.size() > conn_->accept().max_value_size) {''',
+  "write: a value over the keyspace's limit sent to the server")
+m('write-key-length-unchecked', EN,
+  '''  if (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize) {
+    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +
+                                       std::to_string(op->key.size())));
+    return Start::kFinished;
+  }
+  if (!del''',
+  '''  if (false && (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize)) {
+    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +
+                                       std::to_string(op->key.size())));
+    return Start::kFinished;
+  }
+  if (!del''',
+  'write: key length not checked before sending')
+
+m('buffer-wait-counts-as-attempt', GP,
+  '''    // Out of room now: start over once in-flight work drains.
+    op->attempts--;
+''',
+  '''    // Out of room now: start over once in-flight work drains.
+''',
+  'get: waiting for read-buffer room counts as a failed attempt')
+m('info-ack-status-unchecked', EN,
+  '''    if (len < 1 || body[0] > pr::kMaxStatusCode) {''',
+  '''    if (len < 1) {''',
+  'ack: an INFO_ACK with an unknown status code accepted')
+m('refill-ack-unchecked', EN,
+  '''    Status st = pr::DecodeRefillAck(body, len, geo_.segment_size, &a);
+    if (!st.ok()) {''',
+  '''    Status st = pr::DecodeRefillAck(body, len, geo_.segment_size, &a);
+    if (false && !st.ok()) {''',
+  'ack: a REFILL_ACK that does not decode accepted')
+m('error-message-ignored', EN,
+  '''  if (e.header.type == pr::Type::kError) {
+    std::string text(body + (len > 0 ? 1 : 0), body + len);
+    conn_->Fail(Status::Unavailable("server " + conn_->server() +
+                                    " closed the connection: " + text));
+    return;
+  }''',
+  '''''',
+  "ack: the server's ERROR message not treated as the connection's end")
+m('ack-sequence-dropped', EN,
+  '''  op->sequence = a.sequence;
+''',
+  '''''',
+  "ack: the version a COMMIT_ACK assigned not reported")
+IXF='store/include/kv/index_format.h'
+m('slot-bounds-past-log', IXF,
+  '''  return end <= log_size && begin / segment_size == (end - 1) / segment_size;''',
+  '''  return end <= log_size + 64 && begin / segment_size == (end - 1) / segment_size;''',
+  'SlotInBounds: a slot one unit past the log accepted', module='client')
+m('slot-bounds-across-segment', IXF,
+  '''  return end <= log_size && begin / segment_size == (end - 1) / segment_size;''',
+  '''  return end <= log_size;''',
+  'SlotInBounds: a slot across a segment end accepted', module='client')
+m('slot-zero-length', IXF,
+  '''  if (f.units == 0 || f.fingerprint == 0 || segment_size == 0) return false;''',
+  '''  if (f.fingerprint == 0 || segment_size == 0) return false;''',
+  'SlotInBounds: a slot of length 0 accepted', module='client')
+
 RF='store/include/kv/record_format.h'
 src = open(os.path.join(root, RF)).read()
 # locate the CRC comparison and the unsealed rule for the two header mutants
 for i,(name,path,old,new,what) in enumerate(M):
-    if name == 'commit-no-crc-check':
+    if name in ('commit-no-crc-check', 'get-no-crc-check'):
         mm = re.search(r'\n(\s*)if \(([^\n]*[Cc]rc[^\n]*!=[^\n]*)\) \{', src)
         assert mm, 'crc line'
         old = mm.group(0); new = old.replace('if (', 'if (false && (', 1).replace(') {', ')) {')
@@ -240,6 +475,7 @@ for idx,(name,path,old,new,what) in enumerate(M, 1):
     fn = os.path.join(out, '%02d-%s.patch' % (idx, name))
     head = 'What: %s\n' % what
     if name in EQ: head += 'Equivalent: %s\n' % EQ[name]
+    if name in MODULE: head += 'Module: %s\n' % MODULE[name]
     open(fn,'w').write(head + '\n' + diff)
     n += 1
 print(n, 'patches')

@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# Mutation check of store/: applies each patch of tests/mutation/patches/
-# (one small change to the store that would lose data or skip a check),
-# builds the store tests, runs them, reverts the patch and reports whether
-# the tests noticed (killed) or not (survived).
+# Mutation check: applies each patch of tests/mutation/patches/ (one small
+# change that would lose data, skip a check or return a wrong answer),
+# builds the tests of the patch's module, runs them, reverts the patch and
+# reports whether the tests noticed (killed) or not (survived).
 #
 #   tests/mutation/run.sh                 # every patch
 #   tests/mutation/run.sh grant close     # patches whose name contains a word
+#
+# Modules and their tests (MODULE_TESTS below): a patch's module is its
+# "Module: <name>" line, else the first directory of the file it changes
+# (store/..., client/..., server/...). A mutant of a shared header (e.g.
+# store/include/kv/index_lookup.h, which the client's get path runs) says
+# "Module: client" to be judged by the client's tests. A new module is a
+# new MODULE_TESTS entry and patches under its directory; nothing else.
+# Only full test binaries are run (no filters): a kill is never hidden.
 #
 # The working tree is never modified: the sources are copied to
 # $RPKV_MUTATION_DIR/src (default build-mutation/src; tracked and
@@ -17,9 +25,10 @@
 #
 # Each patch file starts with a "What: ..." line (and, for a mutant shown
 # to be equivalent, an "Equivalent: <why>" line: its survival is expected
-# and does not fail the run), then a unified diff with a/ b/ paths
-# relative to the repository root. Too slow for tools/test.sh
-# (a rebuild and both suites per mutant): run it after changing the store.
+# and does not fail the run; optionally "Module: <name>"), then a unified
+# diff with a/ b/ paths relative to the repository root. Too slow for
+# tools/test.sh (a rebuild and the module's suites per mutant): run it
+# after changing a module's code or tests.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -29,7 +38,11 @@ BUILD=$WORK/build
 PATCHES=$ROOT/tests/mutation/patches
 TIMEOUT=${RPKV_MUTATION_TIMEOUT:-300}
 JOBS=${RPKV_MUTATION_JOBS:-2}
-TESTS=(kv_store_test kv_store_crash_test)
+# The test binaries that judge a module's mutants.
+declare -A MODULE_TESTS=(
+  [store]="kv_store_test kv_store_crash_test"
+  [client]="kv_client_format_test kv_client_get_path_test kv_client_c_api_test kv_e2e_client_test"
+)
 
 mkdir -p "$SRC" "$BUILD"
 # One run at a time per copy.
@@ -68,15 +81,44 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRPKV_SANITIZE= >/dev/null
 fi
 
+# The patches to run (by the words given) and each one's module.
+selected=()
+declare -A module_of
+for p in "$PATCHES"/*.patch; do
+  name=$(basename "$p" .patch)
+  if [ $# -gt 0 ]; then
+    match=0
+    for w in "$@"; do [[ $name == *"$w"* ]] && match=1; done
+    [ $match = 1 ] || continue
+  fi
+  mod=$(sed -n 's/^Module: //p' "$p" | head -1)
+  if [ -z "$mod" ]; then
+    mod=$(sed -n 's|^+++ b/\([^/]*\)/.*|\1|p' "$p" | head -1)
+  fi
+  if [ -z "${MODULE_TESTS[$mod]:-}" ]; then
+    echo "$name: no tests for module '$mod' (MODULE_TESTS in $0)" >&2
+    exit 2
+  fi
+  selected+=("$p")
+  module_of[$p]=$mod
+done
+[ ${#selected[@]} -gt 0 ] || { echo "no patch matches: $*" >&2; exit 2; }
+
+# Builds the tests of the modules given (all of them: the baseline).
 build() {
-  nice cmake --build "$BUILD" -j "$JOBS" --target "${TESTS[@]}" \
+  local targets=() m
+  for m in "$@"; do
+    # shellcheck disable=SC2206
+    targets+=(${MODULE_TESTS[$m]})
+  done
+  nice cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" \
     >"$WORK/build.log" 2>&1
 }
 
-# Runs both suites; prints the names of failing tests ("" if none).
+# Runs a module's suites; prints the names of failing tests ("" if none).
 run_tests() {
   local failed="" t out
-  for t in "${TESTS[@]}"; do
+  for t in ${MODULE_TESTS[$1]}; do
     out=$(timeout "$TIMEOUT" "$BUILD/bin/$t" 2>&1) && continue
     local names
     names=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_/.]*\).*/\1/p' |
@@ -92,43 +134,46 @@ run_tests() {
   printf '%s' "$failed"
 }
 
-echo "== baseline (no mutation)" >&2
-build || { tail -20 "$WORK/build.log"; echo "baseline does not build" >&2; exit 2; }
-base=$(run_tests)
-if [ -n "$base" ]; then
-  echo "baseline fails: $base" >&2
+mapfile -t modules < <(printf '%s\n' "${module_of[@]}" | sort -u)
+echo "== baseline (no mutation): ${modules[*]}" >&2
+build "${modules[@]}" || {
+  tail -20 "$WORK/build.log"
+  echo "baseline does not build" >&2
   exit 2
-fi
+}
+for m in "${modules[@]}"; do
+  base=$(run_tests "$m")
+  if [ -n "$base" ]; then
+    echo "baseline fails ($m): $base" >&2
+    exit 2
+  fi
+done
 
 report=$WORK/report.md
 {
-  echo "| # | mutant | change | result | failing tests |"
-  echo "|---|---|---|---|---|"
+  echo "| # | module | mutant | change | result | failing tests |"
+  echo "|---|---|---|---|---|---|"
 } >"$report"
 killed=0
 survived=0
 equivalent=0
-for p in "$PATCHES"/*.patch; do
+for p in "${selected[@]}"; do
   name=$(basename "$p" .patch)
-  if [ $# -gt 0 ]; then
-    match=0
-    for w in "$@"; do [[ $name == *"$w"* ]] && match=1; done
-    [ $match = 1 ] || continue
-  fi
+  mod=${module_of[$p]}
   what=$(sed -n 's/^What: //p' "$p" | head -1)
   why_equivalent=$(sed -n 's/^Equivalent: //p' "$p" | head -1)
-  echo "== $name: $what" >&2
+  echo "== $name ($mod): $what" >&2
   if ! patch -s -p1 --dry-run -d "$SRC" <"$p" >/dev/null; then
-    echo "| ${name%%-*} | ${name#*-} | $what | **does not apply** | |" >>"$report"
+    echo "| ${name%%-*} | $mod | ${name#*-} | $what | **does not apply** | |" >>"$report"
     continue
   fi
   patch -s -p1 -d "$SRC" <"$p" >/dev/null
   applied=$p
-  if ! build; then
+  if ! build "$mod"; then
     result="did not build"
     failed=""
   else
-    failed=$(run_tests)
+    failed=$(run_tests "$mod")
     if [ -n "$failed" ]; then
       result="killed"
       killed=$((killed + 1))
@@ -145,11 +190,11 @@ for p in "$PATCHES"/*.patch; do
   short=$(printf '%s' "$failed" | tr ' ' '\n' | sed '/^$/d' | head -3 | paste -sd ' ')
   more=$(printf '%s' "$failed" | tr ' ' '\n' | sed '/^$/d' | wc -l)
   [ "$more" -gt 3 ] && short+=" (+$((more - 3)) more)"
-  echo "| ${name%%-*} | ${name#*-} | $what | $result | $short |" >>"$report"
+  echo "| ${name%%-*} | $mod | ${name#*-} | $what | $result | $short |" >>"$report"
   echo "   $result ${short}" >&2
 done
 # Leave the copy built as the tree is (the next run starts from there).
-build || true
+build "${modules[@]}" || true
 echo "" >>"$report"
 echo "killed $killed, survived $survived, equivalent (survived as expected) $equivalent" >>"$report"
 cat "$report"
