@@ -295,8 +295,10 @@ void Server::Admit(rpma_conn_req* req) {
     Logf("session %llu: connected, waiting for HELLO",
          static_cast<unsigned long long>(id));
   } else {
-    Logf("session %llu admitted: keyspace '%s'",
-         static_cast<unsigned long long>(id), cr.connect.name.c_str());
+    // ks, not the connect's name: a ticket connect's name is the ticket.
+    Logf("session %llu admitted%s: keyspace '%s'",
+         static_cast<unsigned long long>(id), cr.ticket() ? " by ticket" : "",
+         ks->keyspace->name().c_str());
   }
   Session* raw = session.get();
   sessions_.push_back(Running{std::move(session), std::thread()});

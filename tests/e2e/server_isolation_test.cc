@@ -390,11 +390,11 @@ TEST_F(ServerIsolationTest, TicketExpires) {
   EXPECT_NE(a.reason.find("expired"), std::string::npos) << a.reason;
 }
 
-// PRODUCT BUG (disabled until fixed): Server::Admit logs a ticket
-// connect as "session N admitted: keyspace '<cr.connect.name>'", and for
-// kConnectTicket that name is the 16 raw ticket bytes: the log gets binary
-// garbage (and the used ticket) instead of the keyspace's name.
-TEST_F(ServerIsolationTest, DISABLED_TicketConnectIsLoggedWithItsKeyspace) {
+// Server::Admit logged a ticket connect as "session N admitted: keyspace
+// '<cr.connect.name>'", and for kConnectTicket that name is the 16 raw
+// ticket bytes: the log got binary garbage (and the used ticket) instead
+// of the keyspace's name.
+TEST_F(ServerIsolationTest, TicketConnectIsLoggedWithItsKeyspace) {
   StartWithVault();
   RawClient c;
   protocol::Accept w = Hello(&c, "vault", kVaultKey, protocol::kConnectCreate);
