@@ -360,7 +360,7 @@ void Runner::FuzzCommit(int c, Input* in) {
       cm.grant_id = k.g.grant.grant_id;
       break;
   }
-  switch (off_mode % 10) {
+  switch (off_mode % 11) {
     case 0:
       cm.offset = rel;
       break;
@@ -387,6 +387,9 @@ void Runner::FuzzCommit(int c, Input* in) {
       break;
     case 8:
       cm.offset = (off_arg % seg) & ~(kUnit - 1);
+      break;
+    case 9:  // just below 2^64, any alignment
+      cm.offset = 0 - (off_arg % 4096);
       break;
     default:
       cm.offset = k.last_acked.valid ? uint64_t{k.last_acked.segment} * seg +
