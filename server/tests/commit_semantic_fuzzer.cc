@@ -2,8 +2,8 @@
 // sequences — one-sided record writes, COMMIT (valid and with fuzzed
 // segment / grant id / offset / length / key hash / op / condition /
 // expected sequence), REFILL, INFO, BYE, vanishing clients — from three raw
-// clients against an in-process kvserver on a fresh 1 MiB pool with 8 KiB
-// segments (semfuzz_env.h), and checks after every step:
+// clients against an in-process kvserver on a fresh 1 MiB pool with 8 or
+// 64 KiB segments (semfuzz_env.h), and checks after every step:
 //  - every reply is what the reference model (semfuzz_model.h) predicts:
 //    a COMMIT the documented rules refuse (outside the grant, before its
 //    tail, another connection's grant, bad record...) is never
@@ -19,7 +19,8 @@
 //    acknowledged keys.
 // A violation prints "commit_semantic_fuzzer VIOLATION: ..." and traps.
 //
-// Input: byte 0 bit 0 turns group commit off; then up to 48 ops, each an
+// Input: byte 0: bit 0 turns group commit off, bit 1 picks 64 KiB segments
+// (a log of a few segments) instead of 8 KiB; then up to 48 ops, each an
 // op byte (low 3 bits: put, delete, fuzzed commit, refill, info, bye +
 // reconnect, vanish + reconnect, write-only; bits 3-4: client) and its
 // argument bytes (missing bytes read as 0). See Runner::Op below.
@@ -61,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }();
   Input in{data, size};
   const uint8_t config = in.U8();
-  server->Start(/*group_commit=*/(config & 1) == 0);
+  server->Start(/*group_commit=*/(config & 1) == 0,
+                (config & 2) ? kLargeSegment : kSmallSegment);
   {
     std::vector<kv::e2e::RawClient*> raw;
     for (auto& c : *clients) raw.push_back(c.get());

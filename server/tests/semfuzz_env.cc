@@ -122,7 +122,7 @@ SemServer::~SemServer() { Stop(); }
 int SemServer::port() const { return g_port; }
 const std::string& SemServer::pool_path() const { return g_pool_path; }
 
-void SemServer::Start(bool group_commit) {
+void SemServer::Start(bool group_commit, uint32_t segment_size) {
   Stop();
   unlink(g_pool_path.c_str());
   server::ServerOptions o;
@@ -130,7 +130,7 @@ void SemServer::Start(bool group_commit) {
   o.pool_size = kPoolSize;
   o.listen = Endpoint{"127.0.0.1", std::to_string(g_port)};
   o.provider = "tcp";
-  o.segment_size = kSegmentSize;
+  o.segment_size = segment_size;
   o.index_capacity = kIndexCapacity;
   o.max_connections = 16;
   o.cleaner_threshold = 1.0;  // never: dead > 1.0 * used cannot hold

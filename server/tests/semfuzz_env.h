@@ -35,7 +35,10 @@ class Server;
 namespace kv::semfuzz {
 
 inline constexpr uint64_t kPoolSize = 1u << 20;
-inline constexpr uint32_t kSegmentSize = 8192;
+// Segment sizes an input may pick: many small segments (refills, reuse)
+// or a few large ones (the log fills: no_space, the delete reserve).
+inline constexpr uint32_t kSmallSegment = 8192;
+inline constexpr uint32_t kLargeSegment = 65536;
 inline constexpr uint64_t kIndexCapacity = 64;
 
 // Called once from LLVMFuzzerInitialize: keeps a copy of stderr for
@@ -52,7 +55,7 @@ class SemServer {
   ~SemServer();
   // Violation() when the server cannot be started (not an input's fault,
   // but nothing can be fuzzed without it).
-  void Start(bool group_commit);
+  void Start(bool group_commit, uint32_t segment_size);
   void Stop();
   int port() const;
   const std::string& pool_path() const;

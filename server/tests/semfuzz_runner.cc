@@ -66,6 +66,8 @@ void Runner::Connect(int c) {
     model_.segment_size = a.segment_size;
     model_.max_value_size = a.max_value_size;
     model_.segment_count = static_cast<uint32_t>(a.log_size / a.segment_size);
+    Trace("keyspace: " + std::to_string(model_.segment_count) +
+          " segments of " + std::to_string(a.segment_size) + " bytes");
   } else if (a.keyspace_id != model_.keyspace_id ||
              a.segment_size != model_.segment_size) {
     Violation("accept geometry changed between connections");
@@ -231,7 +233,10 @@ void Runner::Refill(int c, bool for_delete) {
            .ok()) {
     Violation("no valid REFILL_ACK");
   }
-  if (ack.status == StatusCode::kNoSpace) return;  // the old grant stays
+  if (ack.status == StatusCode::kNoSpace) {
+    Trace("client " + std::to_string(c) + " refill: " + ack.message);
+    return;  // the old grant stays
+  }
   if (ack.status != StatusCode::kOk) {
     Violation("REFILL failed: " + ack.message);
   }
@@ -454,6 +459,7 @@ void Runner::Info(int c, uint8_t topic) {
   if (h.type != protocol::Type::kInfoAck || reply.empty() || reply[0] != 0) {
     Violation("INFO " + std::to_string(topic % 4) + " not answered ok");
   }
+  Trace("INFO " + std::to_string(topic % 4) + ":\n" + reply.substr(1));
 }
 
 void Runner::Bye(int c) {

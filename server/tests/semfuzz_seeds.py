@@ -66,12 +66,21 @@ SEEDS = {
 }
 
 
+# Byte 0 of every seed: 0 (group commit, 8 KiB segments), except these.
+CONFIG = {'fill_log_large': 2}
+# 64 KiB segments: fill the log record by record (each put fills the rest
+# of its grant), then deletes through the reserve segment.
+SEEDS['fill_log_large'] = ([put(0, i % 6, 255) for i in range(20)] +
+                           [delete(0, 1), refill(0, 1), delete(0, 2),
+                            put(1, 3, 1), delete(1, 4)])
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, ops in SEEDS.items():
         with open(os.path.join(out, name), 'wb') as f:
-            f.write(b'\x00' + b''.join(ops))
+            f.write(bytes([CONFIG.get(name, 0)]) + b''.join(ops))
 
 
 if __name__ == '__main__':
