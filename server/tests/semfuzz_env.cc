@@ -132,7 +132,10 @@ void SemServer::Start(bool group_commit, uint32_t segment_size) {
   o.provider = "tcp";
   o.segment_size = segment_size;
   o.index_capacity = kIndexCapacity;
-  o.max_connections = 16;
+  // More than one input can open (kMaxOps reconnects + the clients): a
+  // session that is still tearing down counts against the limit, so a
+  // tight vanish/reconnect loop on a loaded host could otherwise be refused.
+  o.max_connections = 256;
   o.cleaner_threshold = 1.0;  // never: dead > 1.0 * used cannot hold
   o.max_inflight = 8;
   o.hello_timeout = std::chrono::milliseconds(1000);
