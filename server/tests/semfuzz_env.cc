@@ -102,6 +102,7 @@ void InitProcess() {
   g_pool_path =
       std::string(dir) + "/rpkv-semfuzz-" + std::to_string(getpid()) + ".pool";
   g_port = PickPort();
+  std::atexit([] { unlink(g_pool_path.c_str()); });
 }
 
 void Violation(const std::string& what) {
@@ -141,8 +142,16 @@ void SemServer::Start(bool group_commit, uint32_t segment_size) {
   o.hello_timeout = std::chrono::milliseconds(1000);
   o.group_commit = group_commit;
   Result<std::unique_ptr<server::Server>> s = server::Server::Open(o);
-  if (!s.ok())
+  for (int retry = 0; !s.ok() && retry < 3; retry++) {
+    // Someone else may have taken the port since it was picked.
+    unlink(g_pool_path.c_str());
+    g_port = PickPort();
+    o.listen.port = std::to_string(g_port);
+    s = server::Server::Open(o);
+  }
+  if (!s.ok()) {
     Violation("semfuzz: server did not start: " + s.status().ToString());
+  }
   server_ = std::move(s).value();
   stop_fd_ = eventfd(0, EFD_CLOEXEC);
   if (stop_fd_ < 0) Violation("semfuzz: eventfd failed");
