@@ -141,6 +141,10 @@ void SemServer::Start(bool group_commit, uint32_t segment_size) {
   o.max_inflight = 8;
   o.hello_timeout = std::chrono::milliseconds(1000);
   o.group_commit = group_commit;
+  // The REFILL rate limit would make most refills of a fast input busy
+  // (the model accepts busy, but then nothing more is explored).
+  o.refill_rate = 100000;
+  o.refill_burst = 1000;
   Result<std::unique_ptr<server::Server>> s = server::Server::Open(o);
   for (int retry = 0; !s.ok() && retry < 3; retry++) {
     // Someone else may have taken the port since it was picked.

@@ -27,21 +27,6 @@ Prediction Model::Predict(const GrantModel& g,
     return p;
   }
   const uint64_t size = g.grant.size;
-  const uint64_t start = g.grant.start;
-  // The session looks at the record's flags first (overflow-safe here).
-  if (c.offset >= start && c.offset <= size - rf::kHeaderSize) {
-    rf::RecordHeader h;
-    std::memcpy(&h, g.shadow.data() + c.offset, sizeof(h));
-    const bool tombstone = h.flags & rf::kFlagTombstone;
-    if (tombstone != (c.op == 1)) {
-      p.why = "op does not match the record's tombstone flag";
-      return p;
-    }
-    if (g.reserve() && !tombstone) {
-      p.why = "a put into the delete reserve";
-      return p;
-    }
-  }
   if (c.offset % ix::kUnit != 0 || c.length % ix::kUnit != 0 || c.length == 0 ||
       c.length / ix::kUnit > ix::kMaxRecordUnits) {
     p.why = "offset/length not non-zero multiples of 64";
@@ -73,6 +58,16 @@ Prediction Model::Predict(const GrantModel& g,
   }
   if (v.tombstone() && !v.value.empty()) {
     p.why = "tombstone with a value";
+    return p;
+  }
+  // The op and the delete reserve's rule are checked on the verified
+  // record, after the claim (Keyspace::PrepareCommit).
+  if (v.tombstone() != (c.op == 1)) {
+    p.why = "op does not match the record's tombstone flag";
+    return p;
+  }
+  if (g.reserve() && !v.tombstone()) {
+    p.why = "a put into the delete reserve";
     return p;
   }
   if (v.value.size() > max_value_size) {

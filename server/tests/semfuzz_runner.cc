@@ -233,7 +233,7 @@ void Runner::Refill(int c, bool for_delete) {
            .ok()) {
     Violation("no valid REFILL_ACK");
   }
-  if (ack.status == StatusCode::kNoSpace) {
+  if (ack.status == StatusCode::kNoSpace || ack.status == StatusCode::kBusy) {
     Trace("client " + std::to_string(c) + " refill: " + ack.message);
     return;  // the old grant stays
   }
