@@ -94,6 +94,9 @@ TEST_F(AccountingTest, UpdatesThatChangeLengthKeepLiveBytesExact) {
   ASSERT_TRUE(w.Delete("k").ok());
   want.erase("k");
   ExpectExactly(*ks, want, "after deleting k");
+  ASSERT_TRUE(w.Delete("other7000").ok());  // a big record, a small tombstone
+  want.erase("other7000");
+  ExpectExactly(*ks, want, "after deleting other7000");
   auto r = w.Delete("never-there");
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->had_previous);
