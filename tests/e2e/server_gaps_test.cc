@@ -16,26 +16,6 @@ namespace {
 
 class ServerGapsTest : public InMemoryServerTest {
  protected:
-  // Sends a COMMIT and returns its ack (status unavailable on a transport
-  // failure, which also fails the test).
-  protocol::CommitAck Commit(RawClient* c, const protocol::Commit& cm,
-                             uint32_t id = 9) {
-    protocol::CommitAck ack;
-    ack.status = StatusCode::kUnavailable;
-    EXPECT_TRUE(
-        c->SendMessage(protocol::Type::kCommit, CommitPayload(cm), id).ok());
-    protocol::Header h;
-    std::string payload;
-    Status st = c->ReceiveMessage(&h, &payload);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    if (!st.ok()) return ack;
-    EXPECT_EQ(h.type, protocol::Type::kCommitAck);
-    EXPECT_TRUE(protocol::DecodeCommitAck(
-                    reinterpret_cast<const uint8_t*>(payload.data()),
-                    payload.size(), &ack)
-                    .ok());
-    return ack;
-  }
   // A COMMIT of a record of `rec_size` bytes for `key` at `offset`.
   static protocol::Commit CommitOf(uint32_t segment, uint64_t grant_id,
                                    uint64_t offset, size_t rec_size,
