@@ -240,6 +240,9 @@ TEST_F(ServerLifecycleTest, ListenAddressInUseExitsWith3) {
                        &err);
   EXPECT_EQ(code, 3) << err;
   EXPECT_NE(err.find("cannot listen"), std::string::npos) << err;
+  // Checked before the pool: no 64 MiB file left behind.
+  EXPECT_NE(access((dir_ + "/other").c_str(), F_OK), 0)
+      << "a pool file was created although the port was taken";
 }
 
 TEST_F(ServerLifecycleTest, BadCommandLinesExitWith2) {
