@@ -102,6 +102,7 @@ class PmemFileMapping::Impl {
   int fd_ = -1;
   pmem2_map* map_ = nullptr;
   std::unique_ptr<Pmem2Persister> persister_;
+  std::string held_by_;  // a live view: who holds the pool for writing
 };
 
 namespace {
@@ -205,7 +206,7 @@ Result<std::unique_ptr<PmemFileMapping>> PmemFileMapping::Create(
 }
 
 Result<std::unique_ptr<PmemFileMapping>> PmemFileMapping::Open(
-    const std::string& path, bool read_only) {
+    const std::string& path, bool read_only, bool live_view) {
   auto impl = std::make_unique<Impl>();
   impl->fd_ = open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
   struct stat sb;
@@ -216,7 +217,12 @@ Result<std::unique_ptr<PmemFileMapping>> PmemFileMapping::Open(
                                    "the pool file's path)");
   }
   if (impl->fd_ < 0) return ErrnoStatus("opening " + path, errno);
-  KV_RETURN_IF_ERROR(LockPool(impl->fd_, read_only, path));
+  Status locked = LockPool(impl->fd_, read_only, path);
+  if (locked.code() == StatusCode::kBusy && read_only && live_view) {
+    impl->held_by_ = PoolLockHolders(impl->fd_);
+  } else if (!locked.ok()) {
+    return locked;
+  }
   if (fstat(impl->fd_, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0) {
     return Status::Corruption(path + ": empty file, not a pool");
   }
@@ -228,6 +234,8 @@ Result<std::unique_ptr<PmemFileMapping>> PmemFileMapping::Open(
   return std::unique_ptr<PmemFileMapping>(
       new PmemFileMapping(std::move(impl), read_only));
 }
+
+const std::string& PmemFileMapping::held_by() const { return impl_->held_by_; }
 
 uint8_t* PmemFileMapping::base() {
   return static_cast<uint8_t*>(pmem2_map_get_address(impl_->map_));

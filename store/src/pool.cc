@@ -63,14 +63,19 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& path,
 Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path,
                                          const PoolOptions& options) {
   Result<std::unique_ptr<PmemFileMapping>> m =
-      PmemFileMapping::Open(path, options.read_only);
+      PmemFileMapping::Open(path, options.read_only, options.live_view);
   if (!m.ok()) return m.status();
-  // An interrupted kvadmin restore is undone before anything reads the pool.
+  const std::string held_by = (*m)->held_by();
+  // An interrupted kvadmin restore is undone before anything reads the
+  // pool (not under a live view: its holder is running, no restore is).
   std::string note;
-  KV_RETURN_IF_ERROR(
-      RollBackRestore(m->get(), PoolFileRestoreJournal(path).get(), &note));
+  if (held_by.empty()) {
+    KV_RETURN_IF_ERROR(
+        RollBackRestore(m->get(), PoolFileRestoreJournal(path).get(), &note));
+  }
   Result<std::unique_ptr<Pool>> pool = OpenOn(std::move(m.value()), options);
   if (pool.ok() && !note.empty()) (*pool)->notes_.push_back(note);
+  if (pool.ok()) (*pool)->live_view_of_ = held_by;
   return pool;
 }
 
@@ -215,6 +220,7 @@ PoolInfo Pool::Info() {
   i.format_version = sb_.format_version;
   i.created_unix_seconds = sb_.created_unix_seconds;
   i.granularity = mapping_->granularity();
+  i.live_view_of = live_view_of_;
   i.keyspaces = static_cast<uint32_t>(keyspaces_.size());
   uint64_t used = 0;
   for (const Slot& s : slots_) {

@@ -8,14 +8,25 @@
 namespace kv::kvadmin {
 namespace {
 
+// `live`: a read-only command that may show a pool kvserver holds, as a
+// live view (info, keyspace list; not check, which needs a quiet pool).
 Result<std::unique_ptr<store::Pool>> OpenPool(const std::string& path,
-                                              bool read_only) {
+                                              bool read_only,
+                                              bool live = false) {
   if (path.empty()) {
     return Status::InvalidArgument("--pool=PATH is required");
   }
   store::PoolOptions o;
   o.read_only = read_only;
+  o.live_view = live;
   return store::Pool::Open(path, o);
+}
+
+// Says so when the figures are a live view of a running server's pool.
+void SayLiveView(const store::PoolInfo& i, std::ostream& to) {
+  if (i.live_view_of.empty()) return;
+  to << "live view: the pool is " << i.live_view_of
+     << "; the figures may change while they are read\n";
 }
 
 std::string Human(uint64_t b) {
@@ -97,9 +108,10 @@ int CreatePool(const std::string& path, uint64_t size, std::ostream& out,
 }
 
 int Info(const std::string& path, std::ostream& out, std::ostream& err) {
-  auto pool = OpenPool(path, true);
+  auto pool = OpenPool(path, true, /*live=*/true);
   if (!pool.ok()) return Fail(err, pool.status());
   store::PoolInfo i = (*pool)->Info();
+  SayLiveView(i, out);
   out << "pool:           " << path << "\n"
       << "uuid:           " << i.uuid << "\n"
       << "format version: " << i.format_version << "\n"
@@ -172,8 +184,9 @@ int KeyspaceDrop(const std::string& path, const std::string& name,
 
 int KeyspaceList(const std::string& path, std::ostream& out,
                  std::ostream& err) {
-  auto pool = OpenPool(path, true);
+  auto pool = OpenPool(path, true, /*live=*/true);
   if (!pool.ok()) return Fail(err, pool.status());
+  SayLiveView((*pool)->Info(), err);  // stdout stays one line a keyspace
   for (const store::KeyspaceInfo& k : (*pool)->ListKeyspaces()) {
     out << k.name << "\tid=" << k.id << "\tbuckets=" << k.bucket_count
         << "\tlog=" << k.log_size << "\tsegment=" << k.segment_size

@@ -77,6 +77,37 @@ TEST_F(KvadminTest, CreateKeyspacesInfoCheck) {
   EXPECT_NE(r.out.find("not_found"), std::string::npos);
 }
 
+// A pool kvserver holds: info and keyspace list show it as a live view
+// (before: refused, "stop it first"); check, which needs a quiet pool, and
+// every writing command are still refused.
+TEST_F(KvadminTest, InfoAndListOfAHeldPoolAreALiveView) {
+  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=64M").code, kExitOk);
+  ASSERT_EQ(Kvadmin("keyspace create --pool=" + pool_ +
+                    " --name=demo --segment_size=1M --max_value_size=64K")
+                .code,
+            kExitOk);
+  auto holder = store::Pool::Open(pool_);  // what kvserver does
+  ASSERT_TRUE(holder.ok()) << holder.status().ToString();
+  const std::string who = "(pid " + std::to_string(getpid()) + ")";
+  Outcome r = Kvadmin("info --pool=" + pool_);
+  EXPECT_EQ(r.code, kExitOk) << r.out;
+  EXPECT_NE(r.out.find("live view: the pool is held for writing by"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(who), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("keyspaces:      1"), std::string::npos) << r.out;
+  r = Kvadmin("keyspace list --pool=" + pool_);
+  EXPECT_EQ(r.code, kExitOk) << r.out;
+  EXPECT_NE(r.out.find("demo\tid="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("live view"), std::string::npos) << r.out;
+  r = Kvadmin("check --pool=" + pool_);
+  EXPECT_NE(r.code, kExitOk) << r.out;
+  EXPECT_NE(r.out.find("stop it first"), std::string::npos) << r.out;
+  r = Kvadmin("keyspace create --pool=" + pool_ + " --name=more");
+  EXPECT_NE(r.code, kExitOk) << r.out;
+  EXPECT_NE(r.out.find("stop it first"), std::string::npos) << r.out;
+}
+
 TEST_F(KvadminTest, CheckAndInfoReportCorruption) {
   ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=16M").code, kExitOk);
   {

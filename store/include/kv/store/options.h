@@ -16,6 +16,11 @@ struct PoolOptions {
   // Map read-only and never write (no superblock repair, no epoch bump);
   // for kvadmin info/check. Mutating calls return permission_denied.
   bool read_only = false;
+  // With read_only: a pool another process holds for writing (kvserver)
+  // is opened anyway, without the lock, as a live view — its figures may
+  // change while they are read, and nothing about it is repaired
+  // (kvadmin info, keyspace list). PoolInfo::live_view_of says so.
+  bool live_view = false;
   // How long a segment freed by an update or the cleaner stays unused, so
   // in-flight remote readers of its old records see them intact or detect
   // the reuse by CRC/key/sequence mismatch and retry.

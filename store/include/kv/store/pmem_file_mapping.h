@@ -31,8 +31,13 @@ class PmemFileMapping : public Mapping {
   // not_found (no such file), busy (another process has it open for
   // writing, or any process when opening for writing), permission_denied,
   // io_error (libpmem2 refused it).
+  // `live_view` (read_only only): a pool held for writing is mapped
+  // anyway, without the lock; held_by() then names the holder.
   static Result<std::unique_ptr<PmemFileMapping>> Open(const std::string& path,
-                                                       bool read_only);
+                                                       bool read_only,
+                                                       bool live_view = false);
+  // Who holds the pool for writing, for a live view ("" otherwise).
+  const std::string& held_by() const;
   ~PmemFileMapping() override;
 
   uint8_t* base() override;

@@ -38,6 +38,10 @@ struct PoolInfo {
   uint64_t free_bytes = 0;    // data area not used by any keyspace
   uint64_t largest_free = 0;  // largest free extent
   std::vector<std::string> recovery_notes;  // e.g. a repaired superblock
+  // Opened as a live view (PoolOptions::live_view) of a pool that this
+  // names the holder of ("held for writing by kvserver (pid N)"); "" when
+  // the pool was opened with its lock.
+  std::string live_view_of;
 };
 
 class Pool {
@@ -95,6 +99,7 @@ class Pool {
   PoolOptions options_;
   pool_format::Superblock sb_{};
   std::vector<std::string> notes_;
+  std::string live_view_of_;  // see PoolInfo::live_view_of
   std::mutex mu_;
   std::vector<Slot> slots_;
   std::map<std::string, std::shared_ptr<Keyspace>, std::less<>> keyspaces_;
