@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kv/store/keyspace_sizing.h"
 #include "log.h"
 
 namespace kv::server {
@@ -35,6 +36,14 @@ Status RpmaStatus(const std::string& what, int rc) {
 }  // namespace
 
 Server::Server(const ServerOptions& options) : options_(options) {}
+
+uint64_t MinPoolSizeFor(const ServerOptions& o) {
+  // DefaultLogSize: half of the largest free extent, less the index, must
+  // hold kMinSegments segments.
+  const uint64_t index = store::IndexRegionBytes(o.index_capacity);
+  return store::pool_format::kDataOffset +
+         2 * (index + store::kMinSegments * uint64_t{o.segment_size});
+}
 
 Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   std::unique_ptr<Server> s(new Server(options));
@@ -73,13 +82,31 @@ Status Server::OpenPool() {
   Result<std::unique_ptr<store::Pool>> pool =
       store::Pool::Open(options_.pool_path);
   if (!pool.ok() && pool.status().IsNotFound()) {
+    // The smallest pool is one that holds its default keyspace: checked
+    // before a file is made, and a pool whose keyspace still fails is not
+    // left behind (the next start would serve it with no keyspace).
+    const uint64_t need = MinPoolSizeFor(options_);
+    if (options_.pool_size < need) {
+      return Status::InvalidArgument(
+          "--pool_size=" + std::to_string(options_.pool_size >> 20) +
+          "M cannot hold the default keyspace (" +
+          std::to_string(store::kMinSegments) + " segments of " +
+          std::to_string(options_.segment_size >> 10) +
+          " KiB and an index for " + std::to_string(options_.index_capacity) +
+          " keys, at most half the pool): use --pool_size=" +
+          std::to_string((need + (1 << 20) - 1) >> 20) +
+          "M or more, or a smaller --segment_size / --index_capacity");
+    }
     pool = store::Pool::Create(options_.pool_path, options_.pool_size);
     if (!pool.ok()) return pool.status();
     Status st = KeyspaceTable::CreateIn(
         pool->get(), "default",
         CreateOptions{options_.segment_size, options_.index_capacity});
     if (!st.ok()) {
-      return Status(st.code(), "creating keyspace 'default': " + st.message());
+      pool->reset();
+      unlink(options_.pool_path.c_str());
+      return Status(st.code(), "creating keyspace 'default': " + st.message() +
+                                   " (the new pool file was removed)");
     }
     Logf("created pool %s (%llu bytes) with keyspace 'default'",
          options_.pool_path.c_str(),

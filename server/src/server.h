@@ -40,6 +40,10 @@ struct rpma_conn_req;
 
 namespace kv::server {
 
+// The smallest pool a server with `o` can create: one that holds its
+// default keyspace.
+uint64_t MinPoolSizeFor(const ServerOptions& o);
+
 class Server {
  public:
   // Errors: busy (another process holds the pool), corruption / io_error

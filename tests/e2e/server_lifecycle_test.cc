@@ -245,6 +245,35 @@ TEST_F(ServerLifecycleTest, ListenAddressInUseExitsWith3) {
       << "a pool file was created although the port was taken";
 }
 
+// The smallest pool is one that holds its default keyspace: a smaller
+// --pool_size is refused before a file is made, naming the size that
+// works (before: 16M passed the check, then failed with "no room for
+// another keyspace" and left a pool with no keyspace behind).
+TEST_F(ServerLifecycleTest, PoolTooSmallForTheDefaultKeyspaceLeavesNoFile) {
+  const std::string small = dir_ + "/small";
+  std::string err;
+  int code = RunToExit({KvserverPath(), "--pool=" + small, "--pool_size=16M",
+                        "--listen=127.0.0.1:" + std::to_string(PickFreePort())},
+                       &err);
+  EXPECT_EQ(code, 3) << err;
+  EXPECT_NE(err.find("cannot hold the default keyspace"), std::string::npos)
+      << err;
+  EXPECT_NE(access(small.c_str(), F_OK), 0) << "a pool file was left behind";
+  const size_t at = err.find("use --pool_size=");
+  ASSERT_NE(at, std::string::npos) << err;
+  const std::string size =
+      err.substr(at + 16, err.find('M', at + 16) - (at + 16) + 1);
+  // The size it names works.
+  Status st = server_.Start({"--pool=" + small, "--pool_size=" + size});
+  ASSERT_TRUE(st.ok()) << size << ": " << st.ToString();
+  RawClient c;
+  protocol::Accept a;
+  ConnectOk(&c, "default", &a);
+  protocol::CommitAck ack;
+  ASSERT_TRUE(PutRaw(&c, a, a.grant, a.grant.start, "k", "v", &ack).ok());
+  EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
+}
+
 TEST_F(ServerLifecycleTest, BadCommandLinesExitWith2) {
   const std::vector<std::vector<std::string>> bad = {
       {"--pool=" + pool_, "--no_such_flag=1"},
