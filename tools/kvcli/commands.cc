@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "suggest.h"
+
 namespace kv::kvcli {
 namespace {
 
@@ -33,6 +35,7 @@ Reply UsageError(std::string message) {
   Reply r;
   r.status = Status::InvalidArgument(std::move(message));
   r.exit_code = 2;
+  r.usage = true;
   return r;
 }
 
@@ -105,7 +108,45 @@ Reply Get(Context& c, const Args& a) {
   return r;
 }
 
+// A count as redis-cli shows it: "(integer) N" on a terminal, "N" in a
+// pipe.
+std::string Count(const Context& c, size_t n) {
+  return c.out->options().stdout_tty ? "(integer) " + std::to_string(n)
+                                     : std::to_string(n);
+}
+
+// The worst per-operation result of a batch: 3 beats 1.
+int Worst(int a, int b) { return a > b ? a : b; }
+
+// del K1 K2 …: all in flight together; prints how many existed.
+Reply DelMany(Context& c, const Args& a) {
+  Reply r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  Batch batch;
+  for (const Token& t : a) batch.Delete(KeyOf(t));
+  Status st = client->Execute(&batch);
+  if (!st.ok()) return OperationError(c, st);
+  size_t deleted = 0;
+  int code = 0;
+  for (size_t i = 0; i < batch.size(); i++) {
+    const Batch::Result& res = batch.result(i);
+    if (res.status.ok()) {
+      deleted += res.had_previous ? 1 : 0;
+    } else {
+      code = Worst(code, ExitCodeFor(res.status));
+      r.text +=
+          "error: " + Quote(KeyOf(a[i])) + ": " + res.status.ToString() + "\n";
+    }
+  }
+  r.text += Count(c, deleted);
+  r.json.Number("deleted", deleted).Number("keys", a.size());
+  r.exit_code = code;
+  return r;
+}
+
 Reply Del(Context& c, const Args& a) {
+  if (a.size() > 1) return DelMany(c, a);
   Reply r;
   Client* client = c.session->Connected(&r);
   if (client == nullptr) return r;
@@ -117,20 +158,28 @@ Reply Del(Context& c, const Args& a) {
   return r;
 }
 
+// exists K: true/false; exists K1 K2 …: how many exist. Exit 1 when any
+// is absent.
 Reply Exists(Context& c, const Args& a) {
   Reply r;
   Client* client = c.session->Connected(&r);
   if (client == nullptr) return r;
-  auto e = client->Exists(KeyOf(a[0]));
-  if (!e.ok()) return OperationError(c, e.status());
-  r.text = *e ? "true" : "false";
-  r.json.Bool("exists", *e);
-  r.exit_code = *e ? 0 : 1;
+  size_t present = 0;
+  for (const Token& t : a) {
+    auto e = client->Exists(KeyOf(t));
+    if (!e.ok()) return OperationError(c, e.status());
+    present += *e ? 1 : 0;
+  }
+  if (a.size() == 1) {
+    r.text = present ? "true" : "false";
+    r.json.Bool("exists", present == 1);
+  } else {
+    r.text = Count(c, present);
+    r.json.Number("count", present).Number("keys", a.size());
+  }
+  r.exit_code = present == a.size() ? 0 : 1;
   return r;
 }
-
-// The worst per-operation result of a batch: 3 beats 1.
-int Worst(int a, int b) { return a > b ? a : b; }
 
 Reply Mput(Context& c, const Args& a) {
   if (a.size() % 2 != 0)
@@ -338,6 +387,15 @@ Reply Use(Context& c, const Args& a) {
 
 Reply Help(Context& c, const Args& a);
 
+// The ANSI/VT100 sequence (cursor home, erase the screen) that every
+// terminal emulator in use takes; nothing when stdout is not a terminal.
+Reply Clear(Context& c, const Args&) {
+  Reply r;
+  r.newline = false;
+  if (c.out->options().stdout_tty && !c.out->json()) r.text = "\x1b[H\x1b[2J";
+  return r;
+}
+
 Reply Quit(Context& c, const Args&) {
   *c.quit = true;
   Reply r;
@@ -348,17 +406,24 @@ Reply Quit(Context& c, const Args&) {
 const std::vector<Command>& Table() {
   static const std::vector<Command> table = {
       {{"put", "KEY VALUE",
-        "store VALUE (or @FILE's contents) under KEY, durably"},
+        "store VALUE (or @FILE's contents) under KEY, durably", "set"},
        2,
        2,
        Put},
       {{"get", "KEY", "print KEY's value (exit 1 when absent)"}, 1, 1, Get},
-      {{"del", "KEY", "delete KEY, durably"}, 1, 1, Del},
-      {{"exists", "KEY", "print true or false (exit 1 when absent)"},
+      {{"del", "KEY [KEY ...]",
+        "delete, durably (several keys: print how many existed)", "delete"},
        1,
+       kAny,
+       Del},
+      {{"exists", "KEY [KEY ...]",
+        "print true or false (several: how many exist); exit 1 when any "
+        "is absent"},
        1,
+       kAny,
        Exists},
-      {{"mput", "KEY VALUE [KEY VALUE ...]", "many puts in flight together"},
+      {{"mput", "KEY VALUE [KEY VALUE ...]", "many puts in flight together",
+        "mset"},
        2,
        kAny,
        Mput},
@@ -386,6 +451,7 @@ const std::vector<Command>& Table() {
        0,
        0,
        Info},
+      {{"clear", "", "clear the screen (also Ctrl-L)"}, 0, 0, Clear},
       {{"help", "[COMMAND]", "this list, or one command's usage"}, 0, 1, Help},
       {{"quit", "", "leave (also exit, Ctrl-D)"}, 0, 0, Quit},
       {{"exit", "", "leave"}, 0, 0, Quit},
@@ -393,11 +459,44 @@ const std::vector<Command>& Table() {
   return table;
 }
 
-const Command* Find(std::string_view name) {
+std::string Lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) {
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  }
+  return out;
+}
+
+// Every name a command answers to: its own, then its aliases.
+std::vector<std::string_view> Names(const CommandInfo& info) {
+  std::vector<std::string_view> names = {info.name};
+  std::string_view rest = info.aliases;
+  while (!rest.empty()) {
+    const size_t sp = rest.find(' ');
+    names.push_back(rest.substr(0, sp));
+    rest = sp == std::string_view::npos ? "" : rest.substr(sp + 1);
+  }
+  return names;
+}
+
+const Command* Find(std::string_view typed) {
+  const std::string name = Lowercase(typed);
   for (const Command& cmd : Table()) {
-    if (cmd.info.name == name) return &cmd;
+    for (std::string_view n : Names(cmd.info)) {
+      if (n == name) return &cmd;
+    }
   }
   return nullptr;
+}
+
+Reply UnknownCommand(const std::string& name) {
+  std::vector<std::string_view> all;
+  for (const Command& cmd : Table()) {
+    for (std::string_view n : Names(cmd.info)) all.push_back(n);
+  }
+  const std::string near = Nearest(name, all);
+  return UsageError("unknown command '" + name + "'" +
+                    (near.empty() ? "" : ": did you mean " + near + "?"));
 }
 
 std::string Synopsis(const CommandInfo& i) {
@@ -409,11 +508,12 @@ Reply Help(Context& c, const Args& a) {
   Reply r;
   if (a.size() == 1) {
     const Command* cmd = Find(a[0].text);
-    if (cmd == nullptr) {
-      return UsageError("unknown command '" + a[0].text + "' (type help)");
-    }
+    if (cmd == nullptr) return UnknownCommand(a[0].text);
     r.text = "usage: " + Synopsis(cmd->info) + "\n  " +
              std::string(cmd->info.summary);
+    if (!cmd->info.aliases.empty()) {
+      r.text += "\n  also: " + std::string(cmd->info.aliases);
+    }
     r.json.Bytes("usage", Synopsis(cmd->info))
         .Bytes("summary", cmd->info.summary);
     return r;
@@ -422,12 +522,18 @@ Reply Help(Context& c, const Args& a) {
   for (const Command& cmd : Table()) {
     std::string s = Synopsis(cmd.info);
     if (s.size() < 30) s += std::string(30 - s.size(), ' ');
-    r.text += "  " + s + " " + std::string(cmd.info.summary) + "\n";
+    r.text += "  " + s + " " + std::string(cmd.info.summary);
+    if (!cmd.info.aliases.empty()) {
+      r.text += " (also " + std::string(cmd.info.aliases) + ")";
+    }
+    r.text += "\n";
     names += (names.empty() ? "" : ",") + JsonQuote(cmd.info.name);
   }
   r.text +=
       "\nquoting: \"a b\" or 'a b'; escapes \\x00 \\n \\t \\\\ \\\" in \"…\" "
-      "and bare words;\n@FILE as a value reads the file.";
+      "and bare words;\n@FILE as a value reads the file. Commands are "
+      "case-insensitive.\nCtrl-C clears the line, Ctrl-L clears the screen, "
+      "Ctrl-D leaves.";
   r.json.Raw("commands", "[" + names + "]");
   return r;
 }
@@ -443,15 +549,17 @@ const std::vector<CommandInfo>& CommandTable() {
   return infos;
 }
 
+bool IsCommand(std::string_view word) { return Find(word) != nullptr; }
+
 int RunCommand(Session* session, Output* out, const std::vector<Token>& line,
                bool* quit) {
   if (line.empty()) return 0;
-  const std::string& name = line[0].text;
-  const Command* cmd = line[0].from_file ? nullptr : Find(name);
+  const Command* cmd = line[0].from_file ? nullptr : Find(line[0].text);
   if (cmd == nullptr) {
-    return out->Print(name, UsageError("unknown command '" + KeyOf(line[0]) +
-                                       "' (type help)"));
+    return out->Print(line[0].text, UnknownCommand(KeyOf(line[0])));
   }
+  // JSON's "command" is the command's own name (put for SET).
+  const std::string_view name = cmd->info.name;
   const Args args(line.begin() + 1, line.end());
   if (args.size() < cmd->min_args || args.size() > cmd->max_args) {
     return out->Print(name, UsageError("usage: " + Synopsis(cmd->info)));

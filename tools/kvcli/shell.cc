@@ -3,6 +3,7 @@
 #include <editline/readline.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -75,6 +76,8 @@ char** Complete(const char* text, int start, int /*end*/) {
   if (words.empty() || (words.size() == 1 && words[0] == "help")) {
     for (const CommandInfo& c : CommandTable()) {
       candidates.emplace_back(c.name);
+      std::istringstream aliases{std::string(c.aliases)};
+      for (std::string a; aliases >> a;) candidates.push_back(a);
     }
   } else if (words.size() == 1 && words[0] == "use") {
     candidates = KeyspaceNames();
@@ -83,6 +86,45 @@ char** Complete(const char* text, int start, int /*end*/) {
   }
   g_candidates = &candidates;
   return rl_completion_matches(text, NextCandidate);
+}
+
+// Ctrl-C while a line is edited: the terminal's ISIG is off while
+// readline() runs (ReadLine), so ^C reaches libedit as a key, bound to
+// Interrupt. No SIGINT is sent, to kvcli or to the script that started it
+// (tools/run.sh traps INT and stops its server). rl_done makes readline()
+// return NULL at once; the flag tells it apart from Ctrl-D. While a
+// command runs the terminal has ISIG again: Ctrl-C interrupts kvcli.
+bool g_interrupted = false;
+
+int Interrupt(int /*count*/, int /*key*/) {
+  g_interrupted = true;
+  rl_done = 1;
+  return 0;
+}
+
+// Edit mode without ISIG. libedit's readline() resets its terminal masks
+// on every call (so `setty` goes in this hook, which runs after that) and
+// derives its edit-mode settings from the cooked ones it finds when the
+// terminal changed since its last look; ReadLine clears ISIG before the
+// call so that it does (and so that no ^C in the moment before edit mode
+// is a signal).
+int NoIsigInEditMode() {
+  rl_parse_and_bind("setty -d -isig");
+  return 0;
+}
+
+// readline() with the terminal's ISIG off; restored when the line is read.
+char* ReadLine(const std::string& prompt) {
+  termios saved;
+  const bool tty = tcgetattr(STDIN_FILENO, &saved) == 0;
+  if (tty) {
+    termios t = saved;
+    t.c_lflag &= ~static_cast<tcflag_t>(ISIG);
+    tcsetattr(STDIN_FILENO, TCSANOW, &t);
+  }
+  char* raw = readline(prompt.c_str());
+  if (tty) tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+  return raw;
 }
 
 void SaveHistory(const std::string& path) {
@@ -111,6 +153,9 @@ int RunInteractive(Session* session, Output* out,
   rl_attempted_completion_function = Complete;
   g_session = session;
   rl_initialize();
+  rl_pre_input_hook = NoIsigInEditMode;
+  rl_add_defun("kvcli-interrupt", Interrupt, 3);  // ^C
+  rl_parse_and_bind("bind ^L ed-clear-screen");
   stifle_history(kHistoryLines);
   if (!history_path.empty()) read_history(history_path.c_str());
 
@@ -122,7 +167,14 @@ int RunInteractive(Session* session, Output* out,
   bool quit = false;
   while (!quit) {
     const std::string prompt = session->Prompt();
-    char* raw = readline(prompt.c_str());
+    g_interrupted = false;
+    rl_done = 0;
+    char* raw = ReadLine(prompt);
+    if (g_interrupted) {  // Ctrl-C: drop the line, show a new prompt
+      free(raw);
+      std::cout << "^C\n" << std::flush;
+      continue;
+    }
     if (raw == nullptr) {  // Ctrl-D
       std::cout << "\n" << std::flush;
       break;
