@@ -291,6 +291,14 @@ TEST_F(KvcliTest, InteractiveSuggestsAndCompletesAliases) {
   pty.Type(" k v\r");
   ASSERT_TRUE(pty.Expect("OK (1 keys)")) << pty.transcript();
   ASSERT_TRUE(ExpectPrompt(&pty));
+  pty.Type("EXISTS k nope\r");  // a count, shown as redis-cli does
+  ASSERT_TRUE(pty.Expect("(integer) 1")) << pty.transcript();
+  ASSERT_TRUE(ExpectPrompt(&pty));
+  pty.Type("HELP ke\t");  // HELP is help to completion too
+  ASSERT_TRUE(pty.Expect("yspaces")) << pty.transcript();
+  pty.Type("\r");
+  ASSERT_TRUE(pty.Expect("usage: keyspaces")) << pty.transcript();
+  ASSERT_TRUE(ExpectPrompt(&pty));
   pty.Type("quit\r");
   EXPECT_EQ(pty.Wait(), 0) << pty.transcript();
 }

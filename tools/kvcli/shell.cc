@@ -6,6 +6,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -73,6 +74,10 @@ char** Complete(const char* text, int start, int /*end*/) {
   std::istringstream before(std::string(rl_line_buffer, start));
   std::vector<std::string> words;
   for (std::string w; before >> w;) words.push_back(w);
+  for (std::string& w : words) {
+    for (char& ch : w)
+      ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
+  }
   if (words.empty() || (words.size() == 1 && words[0] == "help")) {
     for (const CommandInfo& c : CommandTable()) {
       candidates.emplace_back(c.name);
@@ -103,17 +108,16 @@ int Interrupt(int /*count*/, int /*key*/) {
 }
 
 // Edit mode without ISIG. libedit's readline() resets its terminal masks
-// on every call (so `setty` goes in this hook, which runs after that) and
-// derives its edit-mode settings from the cooked ones it finds when the
-// terminal changed since its last look; ReadLine clears ISIG before the
-// call so that it does (and so that no ^C in the moment before edit mode
-// is a signal).
+// on every call, so `setty -d -isig` goes in this hook, which runs after
+// that and before the terminal enters edit mode.
 int NoIsigInEditMode() {
   rl_parse_and_bind("setty -d -isig");
   return 0;
 }
 
-// readline() with the terminal's ISIG off; restored when the line is read.
+// readline() with the terminal's ISIG off from before the prompt is shown
+// (edit mode alone would leave a moment, before it starts, in which a ^C
+// is still a signal); restored when the line is read.
 char* ReadLine(const std::string& prompt) {
   termios saved;
   const bool tty = tcgetattr(STDIN_FILENO, &saved) == 0;
