@@ -1,7 +1,8 @@
 // Habits of redis-cli users (issue 22): -h HOST -p PORT, commands in any
 // case, set/mset/del K…/exists K…, "did you mean", a flag missing its
 // value, one-line usage errors, and in the shell Ctrl-C (clears the line,
-// the shell and its parent go on), Ctrl-L and `clear`.
+// the shell and its parent go on), Ctrl-Z (still suspends), Ctrl-L and
+// `clear`.
 //
 // Built into kvcli_test (real kvserver) and kvcli_shell_test (kvcli_fake),
 // like kvcli_test.cc.
@@ -249,6 +250,37 @@ TEST_F(KvcliTest, InteractiveCtrlCSendsNoSigintToTheParent) {
   EXPECT_EQ(pty.Wait(), 0) << pty.transcript();
   EXPECT_EQ(pty.transcript().find("parent-got-SIGINT"), std::string::npos)
       << pty.transcript();
+}
+
+// With ISIG off at the prompt Ctrl-Z is a key as well: it must still
+// suspend kvcli (job control of an interactive bash), and fg resumes it
+// with the prompt and the line redrawn, still in edit mode.
+TEST_F(KvcliTest, InteractiveCtrlZSuspendsAndFgResumes) {
+  PtySession pty;
+  std::vector<std::string> env = Env();
+  env.push_back("PS1=BASH$ ");
+  ASSERT_TRUE(pty.Start({"/bin/bash", "--norc", "--noprofile", "-i"}, env));
+  ASSERT_TRUE(pty.Expect("BASH$ ")) << pty.transcript();
+  std::string cmd = "'" + std::string(KVCLI_PATH) + "'";
+  for (const auto& f : Flags()) cmd += " '" + f + "'";
+  pty.Type(cmd + "\r");
+  ASSERT_TRUE(ExpectPrompt(&pty)) << pty.transcript();
+  pty.Type("get abc");
+  ASSERT_TRUE(pty.Expect("get abc")) << pty.transcript();
+  pty.Type("\x1a");  // Ctrl-Z
+  ASSERT_TRUE(pty.Expect("Stopped")) << pty.transcript();
+  ASSERT_TRUE(pty.Expect("BASH$ ")) << pty.transcript();
+  pty.Type("fg\r");
+  ASSERT_TRUE(pty.Expect(Prompt() + "get abc")) << pty.transcript();
+  ASSERT_TRUE(pty.WaitForRawMode()) << pty.transcript();
+  pty.Type("\x03");  // still a key, not a signal
+  ASSERT_TRUE(ExpectPrompt(&pty)) << pty.transcript();
+  pty.Type("quit\r");
+  ASSERT_TRUE(pty.Expect("BASH$ ")) << pty.transcript();
+  pty.Type("echo kvcli-exit=$?\r");
+  ASSERT_TRUE(pty.Expect("kvcli-exit=0")) << pty.transcript();
+  pty.Type("exit\r");
+  EXPECT_EQ(pty.Wait(), 0) << pty.transcript();
 }
 
 TEST_F(KvcliTest, InteractiveCtrlLAndClearClearTheScreen) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -131,6 +132,15 @@ char* ReadLine(const std::string& prompt) {
   return raw;
 }
 
+// Ctrl-Z at the prompt: with ISIG off it is a key too; it suspends the
+// process group as the terminal would (libedit's SIGTSTP handler restores
+// the terminal first and its SIGCONT handler sets edit mode again).
+int Suspend(int /*count*/, int /*key*/) {
+  kill(0, SIGTSTP);
+  rl_forced_update_display();  // after fg: the prompt and the line again
+  return 0;
+}
+
 void SaveHistory(const std::string& path) {
   if (path.empty()) return;
   // Values typed at the prompt may be secrets: the file is the user's only.
@@ -159,6 +169,7 @@ int RunInteractive(Session* session, Output* out,
   rl_initialize();
   rl_pre_input_hook = NoIsigInEditMode;
   rl_add_defun("kvcli-interrupt", Interrupt, 3);  // ^C
+  rl_add_defun("kvcli-suspend", Suspend, 26);     // ^Z
   rl_parse_and_bind("bind ^L ed-clear-screen");
   stifle_history(kHistoryLines);
   if (!history_path.empty()) read_history(history_path.c_str());
