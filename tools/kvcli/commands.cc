@@ -2,20 +2,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <cstdlib>
 #include <sstream>
+
+#include "command_context.h"
+#include "suggest.h"
 
 namespace kv::kvcli {
 namespace {
 
-using Args = std::vector<Token>;
-
-struct Context {
-  Session* session;
-  Output* out;
-  bool* quit;
-};
+using namespace command;
 
 using Handler = Reply (*)(Context&, const Args&);
 
@@ -28,50 +24,6 @@ struct Command {
 
 constexpr size_t kAny = SIZE_MAX;
 constexpr size_t kDefaultScanLimit = 1000;
-
-Reply UsageError(std::string message) {
-  Reply r;
-  r.status = Status::InvalidArgument(std::move(message));
-  r.exit_code = 2;
-  return r;
-}
-
-// A reply for a failed operation on a connected client: unavailable and
-// timed_out drop the connection so that the next command reconnects.
-Reply OperationError(Context& c, const Status& st) {
-  Reply r;
-  r.status = st;
-  r.hint = OperationHint(st);
-  if (st.code() == StatusCode::kUnavailable ||
-      st.code() == StatusCode::kTimedOut) {
-    c.session->Lost();
-  }
-  return r;
-}
-
-// A key is always taken literally: an unquoted @ is part of it.
-std::string KeyOf(const Token& t) {
-  return t.from_file ? "@" + t.text : t.text;
-}
-
-// A value: the token's bytes, or the contents of the file an unquoted
-// @path names.
-bool ValueOf(const Token& t, std::string* value, Reply* error) {
-  if (!t.from_file) {
-    *value = t.text;
-    return true;
-  }
-  std::ifstream in(t.text, std::ios::binary);
-  if (!in) {
-    *error = UsageError("cannot read @" + t.text + ": " + strerror(errno));
-    error->hint = "quote it (\"@…\") for a value that starts with @";
-    return false;
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  *value = s.str();
-  return true;
-}
 
 Reply Put(Context& c, const Args& a) {
   Reply r;
@@ -106,6 +58,7 @@ Reply Get(Context& c, const Args& a) {
 }
 
 Reply Del(Context& c, const Args& a) {
+  if (a.size() > 1) return DelMany(c, a);
   Reply r;
   Client* client = c.session->Connected(&r);
   if (client == nullptr) return r;
@@ -114,92 +67,6 @@ Reply Del(Context& c, const Args& a) {
   if (!st.ok()) return OperationError(c, st);
   r.text = existed ? "OK" : "OK (the key did not exist)";
   r.json.Bool("existed", existed);
-  return r;
-}
-
-Reply Exists(Context& c, const Args& a) {
-  Reply r;
-  Client* client = c.session->Connected(&r);
-  if (client == nullptr) return r;
-  auto e = client->Exists(KeyOf(a[0]));
-  if (!e.ok()) return OperationError(c, e.status());
-  r.text = *e ? "true" : "false";
-  r.json.Bool("exists", *e);
-  r.exit_code = *e ? 0 : 1;
-  return r;
-}
-
-// The worst per-operation result of a batch: 3 beats 1.
-int Worst(int a, int b) { return a > b ? a : b; }
-
-Reply Mput(Context& c, const Args& a) {
-  if (a.size() % 2 != 0)
-    return UsageError("usage: mput KEY VALUE [KEY VALUE ...]");
-  Reply r;
-  Batch batch;
-  for (size_t i = 0; i < a.size(); i += 2) {
-    std::string value;
-    if (!ValueOf(a[i + 1], &value, &r)) return r;
-    batch.Put(KeyOf(a[i]), value);
-  }
-  Client* client = c.session->Connected(&r);
-  if (client == nullptr) return r;
-  Status st = client->Execute(&batch);
-  if (!st.ok()) return OperationError(c, st);
-  std::string items;
-  size_t failed = 0;
-  int code = 0;
-  for (size_t i = 0; i < batch.size(); i++) {
-    const Status& s = batch.result(i).status;
-    JsonFields item;
-    item.Bytes("key", KeyOf(a[2 * i]))
-        .Bytes("status", StatusCodeName(s.code()));
-    if (!s.ok()) {
-      failed++;
-      code = Worst(code, ExitCodeFor(s));
-      item.Bytes("error", s.message());
-      r.text += "error: " + Quote(KeyOf(a[2 * i])) + ": " + s.ToString() + "\n";
-    }
-    items += (i ? "," : "") + item.Object();
-  }
-  r.text += failed == 0 ? "OK (" + std::to_string(batch.size()) + " keys)"
-                        : std::to_string(failed) + " of " +
-                              std::to_string(batch.size()) + " puts failed";
-  r.json.Raw("results", "[" + items + "]");
-  r.exit_code = code;
-  return r;
-}
-
-Reply Mget(Context& c, const Args& a) {
-  Reply r;
-  Client* client = c.session->Connected(&r);
-  if (client == nullptr) return r;
-  Batch batch;
-  for (const Token& t : a) batch.Get(KeyOf(t));
-  Status st = client->Execute(&batch);
-  if (!st.ok()) return OperationError(c, st);
-  std::string items;
-  int code = 0;
-  for (size_t i = 0; i < batch.size(); i++) {
-    const Batch::Result& res = batch.result(i);
-    JsonFields item;
-    item.Bytes("key", KeyOf(a[i]))
-        .Bytes("status", StatusCodeName(res.status.code()));
-    if (i) r.text += "\n";
-    if (res.status.ok()) {
-      item.Bytes("value", res.value);
-      r.text += c.out->options().raw ? res.value : c.out->Item(res.value);
-    } else if (res.status.IsNotFound()) {
-      r.text += "(not found)";
-    } else {
-      item.Bytes("error", res.status.message());
-      r.text += "(error: " + res.status.ToString() + ")";
-    }
-    code = Worst(code, ExitCodeFor(res.status));
-    items += (i ? "," : "") + item.Object();
-  }
-  r.json.Raw("results", "[" + items + "]");
-  r.exit_code = code;
   return r;
 }
 
@@ -338,6 +205,15 @@ Reply Use(Context& c, const Args& a) {
 
 Reply Help(Context& c, const Args& a);
 
+// The ANSI/VT100 sequence (cursor home, erase the screen) that every
+// terminal emulator in use takes; nothing when stdout is not a terminal.
+Reply Clear(Context& c, const Args&) {
+  Reply r;
+  r.newline = false;
+  if (c.out->options().stdout_tty && !c.out->json()) r.text = "\x1b[H\x1b[2J";
+  return r;
+}
+
 Reply Quit(Context& c, const Args&) {
   *c.quit = true;
   Reply r;
@@ -348,17 +224,24 @@ Reply Quit(Context& c, const Args&) {
 const std::vector<Command>& Table() {
   static const std::vector<Command> table = {
       {{"put", "KEY VALUE",
-        "store VALUE (or @FILE's contents) under KEY, durably"},
+        "store VALUE (or @FILE's contents) under KEY, durably", "set"},
        2,
        2,
        Put},
       {{"get", "KEY", "print KEY's value (exit 1 when absent)"}, 1, 1, Get},
-      {{"del", "KEY", "delete KEY, durably"}, 1, 1, Del},
-      {{"exists", "KEY", "print true or false (exit 1 when absent)"},
+      {{"del", "KEY [KEY ...]",
+        "delete, durably (several keys: print how many existed)", "delete"},
        1,
+       kAny,
+       Del},
+      {{"exists", "KEY [KEY ...]",
+        "print true or false (several: how many exist); exit 1 when any "
+        "is absent"},
        1,
+       kAny,
        Exists},
-      {{"mput", "KEY VALUE [KEY VALUE ...]", "many puts in flight together"},
+      {{"mput", "KEY VALUE [KEY VALUE ...]", "many puts in flight together",
+        "mset"},
        2,
        kAny,
        Mput},
@@ -386,6 +269,7 @@ const std::vector<Command>& Table() {
        0,
        0,
        Info},
+      {{"clear", "", "clear the screen (also Ctrl-L)"}, 0, 0, Clear},
       {{"help", "[COMMAND]", "this list, or one command's usage"}, 0, 1, Help},
       {{"quit", "", "leave (also exit, Ctrl-D)"}, 0, 0, Quit},
       {{"exit", "", "leave"}, 0, 0, Quit},
@@ -393,11 +277,44 @@ const std::vector<Command>& Table() {
   return table;
 }
 
-const Command* Find(std::string_view name) {
+std::string Lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) {
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  }
+  return out;
+}
+
+// Every name a command answers to: its own, then its aliases.
+std::vector<std::string_view> Names(const CommandInfo& info) {
+  std::vector<std::string_view> names = {info.name};
+  std::string_view rest = info.aliases;
+  while (!rest.empty()) {
+    const size_t sp = rest.find(' ');
+    names.push_back(rest.substr(0, sp));
+    rest = sp == std::string_view::npos ? "" : rest.substr(sp + 1);
+  }
+  return names;
+}
+
+const Command* Find(std::string_view typed) {
+  const std::string name = Lowercase(typed);
   for (const Command& cmd : Table()) {
-    if (cmd.info.name == name) return &cmd;
+    for (std::string_view n : Names(cmd.info)) {
+      if (n == name) return &cmd;
+    }
   }
   return nullptr;
+}
+
+Reply UnknownCommand(const std::string& name) {
+  std::vector<std::string_view> all;
+  for (const Command& cmd : Table()) {
+    for (std::string_view n : Names(cmd.info)) all.push_back(n);
+  }
+  const std::string near = Nearest(name, all);
+  return UsageError("unknown command '" + name + "'" +
+                    (near.empty() ? "" : ": did you mean " + near + "?"));
 }
 
 std::string Synopsis(const CommandInfo& i) {
@@ -409,11 +326,12 @@ Reply Help(Context& c, const Args& a) {
   Reply r;
   if (a.size() == 1) {
     const Command* cmd = Find(a[0].text);
-    if (cmd == nullptr) {
-      return UsageError("unknown command '" + a[0].text + "' (type help)");
-    }
+    if (cmd == nullptr) return UnknownCommand(a[0].text);
     r.text = "usage: " + Synopsis(cmd->info) + "\n  " +
              std::string(cmd->info.summary);
+    if (!cmd->info.aliases.empty()) {
+      r.text += "\n  also: " + std::string(cmd->info.aliases);
+    }
     r.json.Bytes("usage", Synopsis(cmd->info))
         .Bytes("summary", cmd->info.summary);
     return r;
@@ -422,12 +340,18 @@ Reply Help(Context& c, const Args& a) {
   for (const Command& cmd : Table()) {
     std::string s = Synopsis(cmd.info);
     if (s.size() < 30) s += std::string(30 - s.size(), ' ');
-    r.text += "  " + s + " " + std::string(cmd.info.summary) + "\n";
+    r.text += "  " + s + " " + std::string(cmd.info.summary);
+    if (!cmd.info.aliases.empty()) {
+      r.text += " (also " + std::string(cmd.info.aliases) + ")";
+    }
+    r.text += "\n";
     names += (names.empty() ? "" : ",") + JsonQuote(cmd.info.name);
   }
   r.text +=
       "\nquoting: \"a b\" or 'a b'; escapes \\x00 \\n \\t \\\\ \\\" in \"…\" "
-      "and bare words;\n@FILE as a value reads the file.";
+      "and bare words;\n@FILE as a value reads the file. Commands are "
+      "case-insensitive.\nCtrl-C clears the line, Ctrl-L clears the screen, "
+      "Ctrl-D leaves.";
   r.json.Raw("commands", "[" + names + "]");
   return r;
 }
@@ -443,15 +367,17 @@ const std::vector<CommandInfo>& CommandTable() {
   return infos;
 }
 
+bool IsCommand(std::string_view word) { return Find(word) != nullptr; }
+
 int RunCommand(Session* session, Output* out, const std::vector<Token>& line,
                bool* quit) {
   if (line.empty()) return 0;
-  const std::string& name = line[0].text;
-  const Command* cmd = line[0].from_file ? nullptr : Find(name);
+  const Command* cmd = line[0].from_file ? nullptr : Find(line[0].text);
   if (cmd == nullptr) {
-    return out->Print(name, UsageError("unknown command '" + KeyOf(line[0]) +
-                                       "' (type help)"));
+    return out->Print(line[0].text, UnknownCommand(KeyOf(line[0])));
   }
+  // JSON's "command" is the command's own name (put for SET).
+  const std::string_view name = cmd->info.name;
   const Args args(line.begin() + 1, line.end());
   if (args.size() < cmd->min_args || args.size() > cmd->max_args) {
     return out->Print(name, UsageError("usage: " + Synopsis(cmd->info)));

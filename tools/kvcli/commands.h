@@ -17,15 +17,21 @@ namespace kv::kvcli {
 
 struct CommandInfo {
   std::string_view name;
-  std::string_view args;     // "KEY VALUE"
-  std::string_view summary;  // one line for `help`
+  std::string_view args;          // "KEY VALUE"
+  std::string_view summary;       // one line for `help`
+  std::string_view aliases = "";  // other names, space-separated ("set")
 };
 
 // Every command, in the order `help` lists them.
 const std::vector<CommandInfo>& CommandTable();
 
+// Whether `word` names a command or an alias, in any case ("GET", "Set").
+bool IsCommand(std::string_view word);
+
 // Runs one command line already split into tokens (an empty line does
-// nothing and returns 0). Prints the reply; returns the exit code (0 ok,
+// nothing and returns 0). Command names are case-insensitive; an unknown
+// one is a usage error that suggests the nearest name ("unknown command
+// 'gte': did you mean get?"). Prints the reply; returns the exit code (0 ok,
 // 1 not found, 2 usage error, 3 connection or server error). Sets *quit
 // for quit/exit.
 int RunCommand(Session* session, Output* out, const std::vector<Token>& line,

@@ -3,6 +3,8 @@
 //   kvcli [flags]                      interactive shell (stdin a terminal)
 //   kvcli [flags] < commands.txt       script mode (stdin not a terminal)
 //   kvcli [flags] COMMAND [ARGS…]      one command, then exit
+//
+// redis-cli's -h HOST / -p PORT are taken too (host_port_args.h).
 #include <gflags/gflags.h>
 #include <unistd.h>
 
@@ -10,10 +12,12 @@
 #include <iostream>
 
 #include "commands.h"
+#include "host_port_args.h"
 #include "kv/tools/flags.h"
 #include "shell.h"
 
-DEFINE_string(server, "127.0.0.1:7400", "kvserver address, HOST:PORT");
+DEFINE_string(server, "127.0.0.1:7400",
+              "kvserver address, HOST:PORT (or -h HOST -p PORT)");
 DEFINE_string(keyspace, "default", "keyspace to use");
 DEFINE_bool(create, false,
             "create the keyspace if it does not exist (kvserver needs "
@@ -40,11 +44,20 @@ constexpr const char* kUsage =
     "prompt\n"
     "  kvcli [flags] COMMAND [ARG…]    one command, e.g.\n"
     "        kvcli --server=127.0.0.1:7400 --keyspace=default get k\n"
+    "        kvcli -h 127.0.0.1 -p 7400 GET k     (as redis-cli; -h alone: "
+    "this help)\n"
     "\n"
-    "commands: put KEY VALUE, get KEY, del KEY, exists KEY, mput K V [K V…],\n"
-    "  mget K [K…], scan [PREFIX [LIMIT]], use KEYSPACE, keyspaces, stats, "
-    "ping,\n"
-    "  info, help [COMMAND], quit (type help in the shell for details)\n"
+    "commands (any case): put KEY VALUE, get KEY, del KEY [KEY…],\n"
+    "  exists KEY [KEY…], mput K V [K V…], mget K [K…], scan [PREFIX "
+    "[LIMIT]],\n"
+    "  use KEYSPACE, keyspaces, stats, ping, info, clear, help [COMMAND], "
+    "quit;\n"
+    "  redis-cli's names work too: set = put, mset = mput, delete = del.\n"
+    "  del/exists of several keys print how many were deleted/exist (exists:\n"
+    "  exit 1 when any is absent). Type help in the shell for details.\n"
+    "shell: Ctrl-C clears the line, Ctrl-L or clear clears the screen, "
+    "Ctrl-D or\n"
+    "  quit leaves.\n"
     "values: \"a b\", 'a b', escapes \\x00 \\n \\t \\\\ in the shell and "
     "scripts;\n"
     "  @PATH reads the value from a file. One-shot arguments are taken as "
@@ -73,9 +86,26 @@ int UsageError(const std::string& what) {
   return kv::tools::kExitUsage;
 }
 
+// Whether --name needs a value (a kvcli flag that is not a bool).
+bool TakesValue(std::string_view name) {
+  gflags::CommandLineFlagInfo info;
+  return gflags::GetCommandLineFlagInfo(std::string(name).c_str(), &info) &&
+         info.type != "bool";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<std::string> given(argv, argv + argc);
+  const kv::kvcli::PreParsed pre =
+      kv::kvcli::PreParseArgs(given, TakesValue, kv::kvcli::IsCommand);
+  if (!pre.error.empty()) return UsageError(pre.error);
+  std::vector<char*> rest;
+  for (const std::string& a : pre.args)
+    rest.push_back(const_cast<char*>(a.c_str()));
+  rest.push_back(nullptr);
+  argc = static_cast<int>(pre.args.size());
+  argv = rest.data();
   if (auto rc = kv::tools::ParseFlags(&argc, &argv,
                                       {.name = "kvcli",
                                        .usage = kUsage,
@@ -87,8 +117,13 @@ int main(int argc, char** argv) {
     return UsageError("--format must be text or json, not '" + FLAGS_format +
                       "'");
   }
+  const auto server = ServerAddress(FLAGS_server, pre.host, pre.port);
+  if (!server) {
+    return UsageError("--server must be HOST:PORT (port 1-65535), not '" +
+                      FLAGS_server + "'");
+  }
   kv::ClientOptions co;
-  co.server = FLAGS_server;
+  co.server = *server;
   co.keyspace = FLAGS_keyspace;
   co.create_if_missing = FLAGS_create;
   co.access_key = FLAGS_access_key;
@@ -102,7 +137,8 @@ int main(int argc, char** argv) {
   Session session(co);
   Output out({.format = FLAGS_format == "json" ? Format::kJson : Format::kText,
               .raw = FLAGS_raw,
-              .stdout_tty = isatty(STDOUT_FILENO) == 1},
+              .stdout_tty = isatty(STDOUT_FILENO) == 1,
+              .usage_ref = argc > 1 ? "see kvcli --help" : "type help"},
              std::cout, std::cerr);
 
   if (argc > 1) {

@@ -155,7 +155,11 @@ int Output::Print(std::string_view command, const Reply& r) {
     (options_.stdout_tty ? out_ : err_) << "(not found)\n" << std::flush;
     return code;
   }
-  err_ << "error: " << r.status.ToString() << "\n";
+  err_ << "error: " << r.status.ToString();
+  if (r.usage && !options_.usage_ref.empty()) {
+    err_ << " (" << options_.usage_ref << ")";
+  }
+  err_ << "\n";
   if (!r.hint.empty()) err_ << "hint: " << r.hint << "\n";
   err_ << std::flush;
   return code;

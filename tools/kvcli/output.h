@@ -32,6 +32,9 @@ struct OutputOptions {
   Format format = Format::kText;
   bool raw = false;         // --raw
   bool stdout_tty = false;  // stdout is a terminal
+  // Text mode: appended as " (…)" to a usage error (Reply::usage): where
+  // to read how the command is typed.
+  std::string_view usage_ref = "type help";
 };
 
 // "…" JSON string of UTF-8 text (invalid bytes become U+FFFD).
@@ -66,6 +69,7 @@ struct Reply {
   bool newline = true;  // text mode: end `text` with a newline
   JsonFields json;      // json mode: fields besides command/status/error
   int exit_code = -1;   // -1: from status (ExitCodeFor)
+  bool usage = false;   // a usage error: one line, then usage_ref
 };
 
 // 0 ok, 1 not_found, 2 invalid_argument (the input was wrong), 3 the rest.

@@ -3,8 +3,11 @@
 #include <editline/readline.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -72,9 +75,15 @@ char** Complete(const char* text, int start, int /*end*/) {
   std::istringstream before(std::string(rl_line_buffer, start));
   std::vector<std::string> words;
   for (std::string w; before >> w;) words.push_back(w);
+  for (std::string& w : words) {
+    for (char& ch : w)
+      ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
+  }
   if (words.empty() || (words.size() == 1 && words[0] == "help")) {
     for (const CommandInfo& c : CommandTable()) {
       candidates.emplace_back(c.name);
+      std::istringstream aliases{std::string(c.aliases)};
+      for (std::string a; aliases >> a;) candidates.push_back(a);
     }
   } else if (words.size() == 1 && words[0] == "use") {
     candidates = KeyspaceNames();
@@ -83,6 +92,53 @@ char** Complete(const char* text, int start, int /*end*/) {
   }
   g_candidates = &candidates;
   return rl_completion_matches(text, NextCandidate);
+}
+
+// Ctrl-C while a line is edited: the terminal's ISIG is off while
+// readline() runs (ReadLine), so ^C reaches libedit as a key, bound to
+// Interrupt. No SIGINT is sent, to kvcli or to the script that started it
+// (tools/run.sh traps INT and stops its server). rl_done makes readline()
+// return NULL at once; the flag tells it apart from Ctrl-D. While a
+// command runs the terminal has ISIG again: Ctrl-C interrupts kvcli.
+bool g_interrupted = false;
+
+int Interrupt(int /*count*/, int /*key*/) {
+  g_interrupted = true;
+  rl_done = 1;
+  return 0;
+}
+
+// Edit mode without ISIG. libedit's readline() resets its terminal masks
+// on every call, so `setty -d -isig` goes in this hook, which runs after
+// that and before the terminal enters edit mode.
+int NoIsigInEditMode() {
+  rl_parse_and_bind("setty -d -isig");
+  return 0;
+}
+
+// readline() with the terminal's ISIG off from before the prompt is shown
+// (edit mode alone would leave a moment, before it starts, in which a ^C
+// is still a signal); restored when the line is read.
+char* ReadLine(const std::string& prompt) {
+  termios saved;
+  const bool tty = tcgetattr(STDIN_FILENO, &saved) == 0;
+  if (tty) {
+    termios t = saved;
+    t.c_lflag &= ~static_cast<tcflag_t>(ISIG);
+    tcsetattr(STDIN_FILENO, TCSANOW, &t);
+  }
+  char* raw = readline(prompt.c_str());
+  if (tty) tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+  return raw;
+}
+
+// Ctrl-Z at the prompt: with ISIG off it is a key too; it suspends the
+// process group as the terminal would (libedit's SIGTSTP handler restores
+// the terminal first and its SIGCONT handler sets edit mode again).
+int Suspend(int /*count*/, int /*key*/) {
+  kill(0, SIGTSTP);
+  rl_forced_update_display();  // after fg: the prompt and the line again
+  return 0;
 }
 
 void SaveHistory(const std::string& path) {
@@ -111,6 +167,10 @@ int RunInteractive(Session* session, Output* out,
   rl_attempted_completion_function = Complete;
   g_session = session;
   rl_initialize();
+  rl_pre_input_hook = NoIsigInEditMode;
+  rl_add_defun("kvcli-interrupt", Interrupt, 3);  // ^C
+  rl_add_defun("kvcli-suspend", Suspend, 26);     // ^Z
+  rl_parse_and_bind("bind ^L ed-clear-screen");
   stifle_history(kHistoryLines);
   if (!history_path.empty()) read_history(history_path.c_str());
 
@@ -122,7 +182,14 @@ int RunInteractive(Session* session, Output* out,
   bool quit = false;
   while (!quit) {
     const std::string prompt = session->Prompt();
-    char* raw = readline(prompt.c_str());
+    g_interrupted = false;
+    rl_done = 0;
+    char* raw = ReadLine(prompt);
+    if (g_interrupted) {  // Ctrl-C: drop the line, show a new prompt
+      free(raw);
+      std::cout << "^C\n" << std::flush;
+      continue;
+    }
     if (raw == nullptr) {  // Ctrl-D
       std::cout << "\n" << std::flush;
       break;

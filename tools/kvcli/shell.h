@@ -19,8 +19,9 @@ namespace kv::kvcli {
 std::string DefaultHistoryPath();
 
 // Reads lines with libedit until quit/exit or Ctrl-D, showing the
-// session's prompt; loads `history_path` first and saves every line to it
-// (mode 0600; "" keeps no history). Returns 0.
+// session's prompt; Ctrl-C drops the line being typed (the shell goes on),
+// Ctrl-L clears the screen; loads `history_path` first and saves every line to
+// it (mode 0600; "" keeps no history). Returns 0.
 int RunInteractive(Session* session, Output* out,
                    const std::string& history_path);
 
