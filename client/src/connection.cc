@@ -36,6 +36,25 @@ int RemainingMs(Clock::time_point deadline) {
   return left.count() < 0 ? 0 : static_cast<int>(left.count());
 }
 
+// What a failed completion means to a user (the provider's own words in
+// brackets, for a report).
+std::string LostBecause(ibv_wc_status s) {
+  const std::string raw = std::string(" [") + ibv_wc_status_str(s) + "]";
+  switch (s) {
+    case IBV_WC_WR_FLUSH_ERR:
+      return "the server closed the connection (shut down or restarted?)" + raw;
+    case IBV_WC_RETRY_EXC_ERR:
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      return "the server stopped answering (crashed, or the network is "
+             "down?)" +
+             raw;
+    case IBV_WC_REM_ACCESS_ERR:
+      return "the server refused a remote access" + raw;
+    default:
+      return ibv_wc_status_str(s);
+  }
+}
+
 }  // namespace
 
 void Connection::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
@@ -404,10 +423,7 @@ Status Connection::Reap(std::vector<Event>* events, int* got) {
     const uint64_t tag = wc[i].wr_id;
     if (wc[i].status != IBV_WC_SUCCESS) {
       Fail(Status::Unavailable("connection to " + server_ +
-                               " lost: " + ibv_wc_status_str(wc[i].status) +
-                               (wc[i].status == IBV_WC_REM_ACCESS_ERR
-                                    ? " (the server refused a remote access)"
-                                    : "")));
+                               " lost: " + LostBecause(wc[i].status)));
       continue;
     }
     if (tag & kTagSend) {
