@@ -7,7 +7,8 @@
 # 2. builds kvserver, kvcli and kvadmin (Release, in build-release/)
 # 3. the pool ./data/rpkv.pool (sparse, 1 GiB) with keyspace "default":
 #    kvserver creates it when it is not there
-# 4. starts kvserver on 127.0.0.1:7400 (log: ./data/kvserver.log) and waits
+# 4. starts kvserver on 127.0.0.1:7400 with --allow_create (a local demo:
+#    kvcli --create makes keyspaces; log: ./data/kvserver.log) and waits
 #    until it is ready — or, when a kvserver already answers there, uses it
 # 5. opens kvcli on keyspace "default" (arguments after the options go to
 #    kvcli: `bash tools/run.sh get k`; stdin not a terminal = script mode)
@@ -87,8 +88,9 @@ else
 
   # 4. kvserver in the background, ready line awaited
   offset=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
+  # A local demo: clients may create keyspaces (kvcli --create).
   "$BIN/kvserver" --pool="$POOL" --pool_size="$POOL_SIZE" --listen="$LISTEN" \
-    >>"$LOG" 2>&1 &
+    --allow_create >>"$LOG" 2>&1 &
   SERVER=$!
   echo "$SERVER" >"$PIDFILE"
   # shellcheck disable=SC2317  # called by the EXIT trap

@@ -242,10 +242,14 @@ Status Connection::StatusOfAdmission(const pr::Accept& a) const {
     case pr::Admit::kReconnect:
       return Status::Ok();
     case pr::Admit::kUnknownKeyspace:
+      // Asked to create it: then what is missing is the server's flag.
       return Status::NotFound(
           ks + " does not exist on " + server_ +
-          " — connect with --create (the server needs --allow_create) or run "
-          "kvadmin keyspace create" +
+          (options_.create_if_missing
+               ? " and the server does not create keyspaces: start kvserver "
+                 "with --allow_create, or run kvadmin keyspace create"
+               : " — connect with --create (the server needs "
+                 "--allow_create) or run kvadmin keyspace create") +
           why);
     case pr::Admit::kAccessDenied:
       return Status::PermissionDenied(

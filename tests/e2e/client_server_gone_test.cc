@@ -1,5 +1,6 @@
-// What a client says when its server goes away: a person's words, not the
-// provider's ("Work Request Flushed Error" after a clean server stop).
+// What a client says when things go wrong: a person's words, not the
+// provider's ("Work Request Flushed Error" after a clean server stop), and
+// the missing piece named (the server's flag, not the client's again).
 #include "client_fixture.h"
 
 namespace kv::e2e {
@@ -26,6 +27,36 @@ TEST_F(ClientServerGoneTest, CleanStopSaysTheServerClosedTheConnection) {
     EXPECT_GT(raw, said) << st.ToString();
     EXPECT_EQ(st.message()[raw - 1], '[') << st.ToString();
   }
+}
+
+// A server without --allow_create.
+class ClientNoCreateTest : public ClientTest {
+ protected:
+  std::vector<std::string> ServerFlags() override {
+    return {"--pool=" + dir_ + "/pool", "--pool_size=256M"};
+  }
+};
+
+TEST_F(ClientNoCreateTest, RefusedCreateNamesTheServersFlag) {
+  ClientOptions o = Options();
+  o.keyspace = "fresh";
+  o.create_if_missing = true;
+  auto c = Client::Connect(o);
+  ASSERT_FALSE(c.ok());
+  const Status& st = c.status();
+  EXPECT_TRUE(st.IsNotFound()) << st.ToString();
+  EXPECT_NE(st.message().find("start kvserver with --allow_create"),
+            std::string::npos)
+      << st.ToString();
+  EXPECT_EQ(st.message().find("connect with --create"), std::string::npos)
+      << "the client flag it already gave: " << st.ToString();
+  // Without the create flag, the client's flag is the hint.
+  o.create_if_missing = false;
+  c = Client::Connect(o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("connect with --create"),
+            std::string::npos)
+      << c.status().ToString();
 }
 
 }  // namespace
