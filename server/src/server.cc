@@ -79,8 +79,12 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
 }
 
 Status Server::OpenPool() {
+  const auto t0 = Clock::now();
   Result<std::unique_ptr<store::Pool>> pool =
       store::Pool::Open(options_.pool_path);
+  const long long open_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0)
+          .count();
   if (!pool.ok() && pool.status().IsNotFound()) {
     // The smallest pool is one that holds its default keyspace: checked
     // before a file is made, and a pool whose keyspace still fails is not
@@ -118,6 +122,19 @@ Status Server::OpenPool() {
   store::PoolInfo info = pool_->Info();
   for (const std::string& note : info.recovery_notes) {
     Logf("recovery: %s", note.c_str());
+  }
+  if (!info.unclean_keyspaces.empty()) {
+    std::string names;
+    for (const std::string& n : info.unclean_keyspaces) {
+      names += (names.empty() ? "'" : ", '") + n + "'";
+    }
+    // A commit is acknowledged only after its commit point: what recovery
+    // clears was never acknowledged.
+    Logf(
+        "recovery: the pool was not closed cleanly (crash, power loss or "
+        "kill -9): keyspace %s checked in %lld ms, %zu repairs (listed "
+        "above; interrupted commits were never acknowledged)",
+        names.c_str(), open_ms, info.recovery_notes.size());
   }
   Logf("pool %s: %u keyspaces, %s granularity, %llu bytes free",
        options_.pool_path.c_str(), info.keyspaces, info.granularity.c_str(),

@@ -150,6 +150,7 @@ Status Pool::Load() {
         std::make_shared<Keyspace>(slots_[i].entry, mapping_.get(),
                                    options_.read_only, options_.grace_period);
     ks->Recover(slots_[i].entry.open_epoch, unclean, &notes_);
+    if (unclean) unclean_.push_back(ks->name());
     if (!options_.read_only) AttachEpochSink(ks.get(), i);
     keyspaces_[ks->name()] = std::move(ks);
   }
@@ -221,6 +222,7 @@ PoolInfo Pool::Info() {
   i.created_unix_seconds = sb_.created_unix_seconds;
   i.granularity = mapping_->granularity();
   i.live_view_of = live_view_of_;
+  i.unclean_keyspaces = unclean_;
   i.keyspaces = static_cast<uint32_t>(keyspaces_.size());
   uint64_t used = 0;
   for (const Slot& s : slots_) {

@@ -175,6 +175,12 @@ TEST_F(ServerLifecycleTest, Kill9KeepsEveryAcknowledgedCommit) {
   ExpectKeys(acked + 1);
   // The server restarts (recovering) and serves.
   ASSERT_TRUE(server_.Restart().ok());
+  // The restart says what it found and how long the check took.
+  EXPECT_TRUE(server_.WaitForLog("recovery: the pool was not closed cleanly"))
+      << server_.StderrText();
+  EXPECT_NE(server_.StderrText().find("keyspace 'default' checked in "),
+            std::string::npos)
+      << server_.StderrText();
   ASSERT_EQ(PutMany(5, "after"), 5);
   EXPECT_EQ(server_.Stop(), 0);
   ExpectKeys(5, "after");

@@ -42,6 +42,10 @@ struct PoolInfo {
   // names the holder of ("held for writing by kvserver (pid N)"); "" when
   // the pool was opened with its lock.
   std::string live_view_of;
+  // Keyspaces this open found not closed cleanly (a crash, kill -9): a
+  // writable open checked and repaired them (recovery_notes lists each
+  // repair).
+  std::vector<std::string> unclean_keyspaces;
 };
 
 class Pool {
@@ -99,7 +103,8 @@ class Pool {
   PoolOptions options_;
   pool_format::Superblock sb_{};
   std::vector<std::string> notes_;
-  std::string live_view_of_;  // see PoolInfo::live_view_of
+  std::string live_view_of_;          // see PoolInfo::live_view_of
+  std::vector<std::string> unclean_;  // see PoolInfo::unclean_keyspaces
   std::mutex mu_;
   std::vector<Slot> slots_;
   std::map<std::string, std::shared_ptr<Keyspace>, std::less<>> keyspaces_;
