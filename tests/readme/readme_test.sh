@@ -5,7 +5,7 @@
 #   readme_test.sh README.md BIN_DIR
 #
 # Substitutions: build/bin/ -> BIN_DIR/, /tmp/ -> a fresh temp dir, port
-# 7400/7491 -> a free port. Lines that set up the machine or run other test
+# 7400/7401/7491 -> a free port. Lines that set up the machine or run other test
 # suites (bash tools/..., cmake, ctest, redis-server) are skipped and listed:
 # those are run by tools/test.sh itself or are the README's two commands.
 # A line ending in '&' starts a background server; the next line waits for
@@ -60,6 +60,7 @@ while IFS= read -r line; do
   line=${line//\/tmp\//$tmp/}
   line=${line//build\/bin\//$bin/}
   line=${line//7400/$port}
+  line=${line//7401/$port}
   line=${line//7491/$port}
   if [[ "$line" =~ \&[[:space:]]*(#.*)?$ ]]; then
     if [[ "$line" == *"$port"* ]]; then
