@@ -72,5 +72,47 @@ TEST_F(ServerMutationGapsTest, RefillAmongPipelinedCommitsIsAnsweredLast) {
   }
 }
 
+// Mutant 87: a REFILL refused busy leaves the connection its grant, and
+// the REFILL_ACK says which (the client keeps writing there).
+TEST_F(ServerMutationGapsTest, BusyRefillAckCarriesTheGrantThatStays) {
+  StartServer({"--refill_rate=1", "--refill_burst=1"});
+  RawClient c;
+  protocol::Accept a;
+  ConnectOk(&c, "default", &a);  // takes the one token
+  ASSERT_GT(a.grant.size, 0u);
+  protocol::RefillAck ack;
+  ASSERT_TRUE(Refill(&c, a, &ack).ok());
+  ASSERT_EQ(ack.status, StatusCode::kBusy) << ack.message;
+  EXPECT_EQ(ack.grant.segment, a.grant.segment);
+  EXPECT_EQ(ack.grant.grant_id, a.grant.grant_id);
+  EXPECT_EQ(ack.grant.start, a.grant.start);
+  EXPECT_EQ(ack.grant.size, a.grant.size);
+  // And it is still this connection's grant: a put through it commits.
+  protocol::CommitAck cack;
+  ASSERT_TRUE(
+      PutRaw(&c, a, ack.grant, ack.grant.start, "key", "value", &cack).ok());
+  EXPECT_EQ(cack.status, StatusCode::kOk) << cack.message;
+}
+
+// Mutant 127: every message restarts --idle_timeout_ms; a connection that
+// pings every 200 ms outlives several timeouts (1500 ms each: the margin
+// is 7x, so a slow host does not end it).
+TEST_F(ServerMutationGapsTest, MessagesKeepAConnectionFromTheIdleTimeout) {
+  StartServer({"--idle_timeout_ms=1500"});
+  RawClient c;
+  protocol::Accept a;
+  ConnectOk(&c, "default", &a);
+  const std::string ping(1, static_cast<char>(protocol::InfoTopic::kPing));
+  for (int i = 0; i < 25; i++) {  // 5 s
+    usleep(200000);
+    ASSERT_TRUE(c.SendMessage(protocol::Type::kInfo, ping, 50).ok()) << i;
+    protocol::Header h;
+    std::string payload;
+    ASSERT_TRUE(c.ReceiveMessage(&h, &payload).ok()) << i;
+    ASSERT_EQ(h.type, protocol::Type::kInfoAck)
+        << "ping " << i << ": " << payload.substr(1);
+  }
+}
+
 }  // namespace
 }  // namespace kv::e2e
