@@ -114,5 +114,37 @@ TEST_F(ServerMutationGapsTest, MessagesKeepAConnectionFromTheIdleTimeout) {
   }
 }
 
+// Mutant 108: a connection whose first REFILL fails (the keyspace is full)
+// holds no place in the keyspace's grant share (--grant_share_percent):
+// more such connections than the share all hear no_space, never busy.
+TEST_F(ServerMutationGapsTest, FailedFirstRefillsTakeNoShare) {
+  StartServer({"--pool_size=16M", "--segment_size=64K",
+               "--grant_share_percent=5", "--refill_rate=1000",
+               "--refill_burst=100"});
+  RawClient c;
+  Putter p{&c, {}, {}, 0};
+  ConnectOk(&c, "default", &p.a);
+  p.g = p.a.grant;
+  p.tail = p.g.start;
+  const std::string big(30000, 'b');
+  Status st;
+  for (int i = 0; i < 5000 && st.ok(); i++) {
+    st = p.Put("k" + std::to_string(i), big, i);
+  }
+  ASSERT_EQ(st.code(), StatusCode::kNoSpace) << st.ToString();
+  // The share is 5% of the keyspace's segments (a few); 30 connections
+  // without a grant ask for one, each kept open.
+  std::vector<std::unique_ptr<RawClient>> readers;
+  for (int i = 0; i < 30; i++) {
+    readers.push_back(std::make_unique<RawClient>());
+    protocol::Accept ra;
+    ConnectOk(readers.back().get(), "default", &ra, 0, /*take_grant=*/false);
+    protocol::RefillAck ack;
+    ASSERT_TRUE(Refill(readers.back().get(), ra, &ack).ok());
+    EXPECT_EQ(ack.status, StatusCode::kNoSpace)
+        << "connection " << i << ": " << ack.message;
+  }
+}
+
 }  // namespace
 }  // namespace kv::e2e
