@@ -146,5 +146,40 @@ TEST_F(ServerMutationGapsTest, FailedFirstRefillsTakeNoShare) {
   }
 }
 
+// Mutant 111: the write floor is the committed record's end, exactly: its
+// last byte is out of its writer's reach, the next byte is not.
+TEST_F(ServerMutationGapsTest, WriteFloorIsTheCommittedRecordsEnd) {
+  StartServer();
+  RawClient c;
+  protocol::Accept a;
+  ConnectOk(&c, "default", &a);
+  ASSERT_GT(a.grant.size, 0u);
+  protocol::CommitAck ack;
+  ASSERT_TRUE(
+      PutRaw(&c, a, a.grant, a.grant.start, "k", "committed", &ack).ok());
+  ASSERT_EQ(ack.status, StatusCode::kOk) << ack.message;
+  const uint64_t end = ack.length;  // grant-relative: the record's end
+  EXPECT_TRUE(c.Write(a.grant.write_desc, end, "Z").ok())
+      << "the byte after the committed record is not writable";
+  Status st = c.Write(a.grant.write_desc, end - 1, "Z");
+  EXPECT_FALSE(st.ok()) << "the committed record's last byte was rewritten";
+  if (!st.ok()) {
+    EXPECT_NE(st.message().find("access"), std::string::npos) << st.ToString();
+  }
+  // A fresh connection reads the record as committed.
+  RawClient d;
+  protocol::Accept da;
+  ConnectOk(&d, "default", &da, 0, /*take_grant=*/false);
+  std::string rec;
+  ASSERT_TRUE(
+      d.Read(da.read_desc, da.log_offset + ack.log_offset, ack.length, &rec)
+          .ok());
+  record_format::RecordView view;
+  ASSERT_TRUE(
+      record_format::VerifyRecord(rec.data(), rec.size(), da.keyspace_id, &view)
+          .ok());
+  EXPECT_EQ(view.value, "committed");
+}
+
 }  // namespace
 }  // namespace kv::e2e
