@@ -1,7 +1,9 @@
 // Server tests written for mutants of tests/mutation/ that no other test
 // killed (server/README.md, "Mutation check"): each names its mutant.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -179,6 +181,53 @@ TEST_F(ServerMutationGapsTest, WriteFloorIsTheCommittedRecordsEnd) {
       record_format::VerifyRecord(rec.data(), rec.size(), da.keyspace_id, &view)
           .ok());
   EXPECT_EQ(view.value, "committed");
+}
+
+// Mutant 99: a keyspace listed in --access_keys is refused for a missing
+// or wrong key whether it exists or not: a refusal does not tell which
+// protected names exist.
+TEST_F(ServerMutationGapsTest, ProtectedNamesAreRefusedAlikeExistingOrNot) {
+  const std::string keys = dir_ + "/keys";
+  {
+    FILE* f = fopen(keys.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fputs("default s3cret-0123456789\nghost s3cret-9876543210\n", f);
+    fclose(f);
+    chmod(keys.c_str(), 0600);
+  }
+  StartServer({"--access_keys=" + keys, "--auth_delay_ms=0"});
+  auto hello = [&](const std::string& name, const std::string& key) {
+    RawClient c;
+    protocol::Accept a =
+        ConnectRaw(&c, ConnectPdata("", protocol::kConnectHello));
+    EXPECT_EQ(a.admit, protocol::Admit::kHelloRequired) << a.reason;
+    EXPECT_TRUE(
+        c.SendMessage(protocol::Type::kHello, HelloPayload(name, key), 3).ok());
+    protocol::Header h;
+    std::string payload;
+    protocol::Accept w;
+    EXPECT_TRUE(c.ReceiveMessage(&h, &payload).ok());
+    EXPECT_TRUE(
+        protocol::DecodeAccept(payload.data(), payload.size(), &w).ok());
+    return w;
+  };
+  for (const std::string name : {"default", "ghost"}) {
+    protocol::Accept w = hello(name, "");
+    EXPECT_EQ(w.admit, protocol::Admit::kAccessDenied)
+        << name << ": " << w.reason;
+    w = hello(name, "wrong-key-0123456789");
+    EXPECT_EQ(w.admit, protocol::Admit::kAccessDenied)
+        << name << ": " << w.reason;
+    EXPECT_NE(w.reason.find("wrong access key"), std::string::npos) << w.reason;
+    RawClient c;
+    protocol::Accept a = ConnectRaw(&c, ConnectPdata(name));
+    EXPECT_EQ(a.admit, protocol::Admit::kAccessDenied)
+        << name << ": " << a.reason;
+  }
+  // An unlisted missing keyspace is simply unknown.
+  RawClient c;
+  EXPECT_EQ(ConnectRaw(&c, ConnectPdata("nowhere")).admit,
+            protocol::Admit::kUnknownKeyspace);
 }
 
 }  // namespace
