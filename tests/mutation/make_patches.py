@@ -451,18 +451,22 @@ m('slot-zero-length', IXF,
 # guards; judged by kv_server_unit_test, kv_server_options_test and
 # kv_e2e_server_test (run.sh MODULE_TESTS[server]).
 SM='server/src/session_messages.cc'
+EQ_STORE_GRANT = ('store::Keyspace::Commit refuses a (segment, grant_id) that is not an open grant (SegmentTable::CheckGrantLocked); grant ids are unique within a keyspace (from 1) and a session serves one keyspace, so this check refuses nothing the store accepts')
 m('commit-segment-unchecked', SM,
   '''  if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {''',
   '''  if (!grant_->held() || c.grant_id != g.grant_id) {''',
-  "COMMIT: the segment is not checked against the connection's grant")
+  "COMMIT: the segment is not checked against the connection's grant",
+  equivalent=EQ_STORE_GRANT)
 m('commit-grant-id-unchecked', SM,
   '''  if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {''',
   '''  if (!grant_->held() || c.segment != g.segment) {''',
-  "COMMIT: the grant id is not checked against the connection's grant")
+  "COMMIT: the grant id is not checked against the connection's grant",
+  equivalent=EQ_STORE_GRANT)
 m('commit-held-unchecked', SM,
   '''  if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {''',
   '''  if (c.segment != g.segment || c.grant_id != g.grant_id) {''',
-  'COMMIT: accepted on a connection that holds no grant (its last one sealed or returned)')
+  'COMMIT: accepted on a connection that holds no grant (its last one sealed or returned)',
+  equivalent=EQ_STORE_GRANT)
 m('commit-op-inverted', SM,
   '''  req.op = c.op == 1 ? store::CommitOp::kDelete : store::CommitOp::kPut;''',
   '''  req.op = c.op == 0 ? store::CommitOp::kDelete : store::CommitOp::kPut;''',
@@ -538,8 +542,18 @@ m('admission-zero-private-data', AD,
   '''  if (data == nullptr || len == 0) {''',
   'admission: all-zero (NIC-padded, none sent) private data decoded as a connect')
 m('admission-inline-connect-to-protected', AD,
-  '''    if (!access_key.has_value() || access_key->empty()) {''',
-  '''    if (access_key.has_value() && access_key->empty()) {''',
+  '''    if (!access_key.has_value() || access_key->empty()) {
+      refusal->admit = protocol::Admit::kAccessDenied;
+      refusal->reason = "keyspace " + quoted + " needs an access key";
+      return nullptr;
+    }
+    if (!keys_->Check(name, *access_key)) {''',
+  '''    if (access_key.has_value() && access_key->empty()) {
+      refusal->admit = protocol::Admit::kAccessDenied;
+      refusal->reason = "keyspace " + quoted + " needs an access key";
+      return nullptr;
+    }
+    if (access_key.has_value() && !keys_->Check(name, *access_key)) {''',
   'admission: a connect naming a protected keyspace inline (no key) admitted')
 m('admission-wrong-key-accepted', AD,
   '''    if (!keys_->Check(name, *access_key)) {''',
@@ -632,7 +646,8 @@ m('grant-return-no-deregister', GR,
   '''  if (!held_) return Status::Ok();
   held_ = false;
   ReleaseQuota();''',
-  "grants: a returned grant (BYE, idle timeout) stays registered, writable")
+  "grants: a returned grant (BYE, idle timeout) stays registered, writable",
+  equivalent="on the tcp provider: the registration is bound to its connection (rpma_conn_mr_reg), which ends right after the return, so nothing can write through it (a leak only); the fallback (rpma_mr_reg in the keyspace's domain: verbs without per-connection registrations) would leave an rkey open, which no tcp test reaches")
 m('grant-reserve-not-flagged', GR,
   '''  g.flags = reserve_ ? protocol::kGrantDeletesOnly : 0;''',
   '''  g.flags = 0;''',
@@ -664,7 +679,8 @@ m('server-no-set-peer', SV,
 m('server-session-listener-peer', SV,
   '''  env.peer = ks != nullptr ? ks->peer : peer_;''',
   '''  env.peer = peer_;''',
-  "server: a session's buffers and grants registered in the listener's domain")
+  "server: a session's buffers and grants registered in the listener's domain",
+  equivalent="on the tcp provider: it does not check the domain of a local (message) buffer against the connection's, and grants are per-connection registrations (rpma_conn_mr_reg), so the listener's domain is used only by the fallback; on verbs every receive would fail with a protection error — no tcp test can tell")
 m('server-post-receives-failure-accepted', SV,
   '''    Stats::Add(stats_.refusals);
     (void)rpma_conn_req_delete(&req);
