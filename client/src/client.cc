@@ -11,7 +11,7 @@ namespace {
 
 Status RunOne(ClientState* s, Op* op) {
   std::lock_guard<std::mutex> lock(s->mu);
-  if (s->conn->failed()) return s->conn->failure();
+  // A failed connection fails the op in Run, after its argument checks.
   (void)s->engine.Run({op});
   return op->status;
 }
@@ -135,7 +135,7 @@ Status Client::Execute(Batch* batch) {
   Status run;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
-    if (state_->conn->failed()) return state_->conn->failure();
+    // A failed connection fails each op in Run, after its argument checks.
     run = state_->engine.Run(ptrs);
   }
   for (size_t i = 0; i < ops.size(); i++) {

@@ -42,19 +42,50 @@ void Engine::Finish(Op* op, Status st) {
   finished_++;
 }
 
+Status Engine::CheckArguments(const Op& op) const {
+  if (op.kind == Op::Kind::kInfo) return Status::Ok();
+  if (op.key.size() < rf::kMinKeySize || op.key.size() > rf::kMaxKeySize) {
+    return Status::InvalidArgument("key must be 1..1024 bytes, got " +
+                                   std::to_string(op.key.size()));
+  }
+  if (op.kind == Op::Kind::kGet) return Status::Ok();
+  if (op.kind == Op::Kind::kPut &&
+      op.value.size() > conn_->accept().max_value_size) {
+    return Status::InvalidArgument(
+        "value of " + std::to_string(op.value.size()) +
+        " bytes exceeds the keyspace's limit of " +
+        std::to_string(conn_->accept().max_value_size) + " bytes");
+  }
+  if (op.if_absent && op.if_version != 0) {
+    return Status::InvalidArgument(
+        "if_absent and if_version cannot be combined");
+  }
+  return Status::Ok();
+}
+
 Status Engine::Run(const std::vector<Op*>& ops) {
+  holding_ = 0;
+  arena_used_ = 0;
+  finished_ = 0;
   for (Op* op : ops) {
     op->done = false;
     op->state = Op::State::kReady;
     op->attempts = 0;
+    // Arguments first: a bad one is invalid_argument whatever the
+    // connection's state, and nothing is sent for it.
+    Status st = CheckArguments(*op);
+    if (!st.ok()) {
+      op->status = std::move(st);
+      op->done = true;
+      finished_++;
+      continue;
+    }
     ready_.push_back(op);
   }
-  holding_ = 0;
-  arena_used_ = 0;
-  finished_ = 0;
   // The timeout bounds a wait without progress, not the whole batch.
   auto deadline = Clock::now() + options_.op_timeout;
   std::vector<Connection::Event> events;
+  if (ready_.empty()) return Status::Ok();  // every op refused its arguments
   if (Clock::now() - last_run_ > std::chrono::milliseconds(100)) {
     // After a pause, look for a message the server sent meanwhile (an
     // ERROR before it closed an idle connection) before writing anything:
@@ -169,24 +200,7 @@ Engine::Start Engine::RequestRefill(bool for_delete) {
 }
 
 Engine::Start Engine::StartWrite(Op* op) {
-  const bool del = op->kind == Op::Kind::kDelete;
-  if (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize) {
-    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +
-                                       std::to_string(op->key.size())));
-    return Start::kFinished;
-  }
-  if (!del && op->value.size() > conn_->accept().max_value_size) {
-    Finish(op, Status::InvalidArgument(
-                   "value of " + std::to_string(op->value.size()) +
-                   " bytes exceeds the keyspace's limit of " +
-                   std::to_string(conn_->accept().max_value_size) + " bytes"));
-    return Start::kFinished;
-  }
-  if (op->if_absent && op->if_version != 0) {
-    Finish(op, Status::InvalidArgument(
-                   "if_absent and if_version cannot be combined"));
-    return Start::kFinished;
-  }
+  const bool del = op->kind == Op::Kind::kDelete;  // arguments checked in Run
   const size_t size =
       rf::RecordSize(op->key.size(), del ? 0 : op->value.size());
   // A put never goes into the delete reserve (it could not commit there):

@@ -85,6 +85,10 @@ class Engine {
   // Returns the connection error that stopped the run, if any; ops that
   // did not finish carry it too.
   Status Run(const std::vector<Op*>& ops);
+  // The checks of an op's own arguments (key length, value size,
+  // contradictory conditions): invalid_argument before anything is sent,
+  // whatever the connection's state.
+  Status CheckArguments(const Op& op) const;
 
   void ForgetSlot(std::string_view key) { cache_.erase(std::string(key)); }
   const ClientStats& stats() const { return stats_; }

@@ -26,12 +26,7 @@ namespace rf = kv::record_format;
 constexpr int kMaxAttempts = 8;
 }  // namespace
 
-Engine::Start Engine::StartGet(Op* op) {
-  if (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize) {
-    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +
-                                       std::to_string(op->key.size())));
-    return Start::kFinished;
-  }
+Engine::Start Engine::StartGet(Op* op) {  // arguments checked in Run
   op->hash = ix::HashKey(op->key);
   op->warm = false;
   auto it =

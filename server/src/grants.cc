@@ -3,6 +3,7 @@
 #include <librpma.h>
 #include <rpma_ext.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -37,7 +38,14 @@ void GrantHolder::ReleaseQuota() {
 
 Status GrantHolder::Acquire(bool allow_reserve) {
   std::chrono::milliseconds retry{0};
-  if (!refills_.Take(TokenBucket::Clock::now(), &retry)) {
+  // A REFILL that replaces a grant at least half filled by successful
+  // commits is free: that is a writer writing, not a client collecting
+  // segments (the rate would otherwise cap a large-value writer at a few
+  // puts per second). Refused COMMITs count for nothing here, or a bogus
+  // one per REFILL would make every REFILL free.
+  const bool used_up =
+      held_ && committed_ >= (uint64_t{grant_.size} - grant_.start) / 2;
+  if (!used_up && !refills_.Take(TokenBucket::Clock::now(), &retry)) {
     return Status::Busy(
         "REFILL rate limit of this connection "
         "(--refill_rate): retry in " +
@@ -114,9 +122,15 @@ Status GrantHolder::AcquireSegment(bool allow_reserve) {
   conn_bound_ = bound;
   floor_ok_ = true;
   floor_ = 0;
+  committed_ = 0;
   std::memcpy(desc_, desc, sizeof(desc_));
   held_ = true;
   return Status::Ok();
+}
+
+void GrantHolder::Committed(uint32_t segment, uint64_t end) {
+  if (!held_ || segment != grant_.segment || end <= grant_.start) return;
+  committed_ = std::max(committed_, end - grant_.start);
 }
 
 void GrantHolder::Claimed(uint32_t segment, uint64_t end) {

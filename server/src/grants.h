@@ -51,6 +51,8 @@ class GrantHolder : public store::ClaimFence {
   // store is about to verify and seal, or has sealed. A no-op where the
   // provider has no floors (verbs; written in docs/protocol.md).
   void Claimed(uint32_t segment, uint64_t end) override;
+  // A commit into the grant ending at `end` (segment offset) succeeded.
+  void Committed(uint32_t segment, uint64_t end);
   // True when the held grant's registration is bound to the connection
   // and has a floor (INFO server, tests).
   bool fenced() const { return conn_bound_ && floor_ok_; }
@@ -61,6 +63,8 @@ class GrantHolder : public store::ClaimFence {
   // once the new one is registered: on failure the old grant stays).
   // The delete reserve is used only when the log is otherwise full; such
   // a grant takes tombstones only (reserve_only()).
+  // A REFILL replacing a grant at least half filled by successful commits
+  // takes no token of the rate limit.
   // Errors: busy (over the connection's REFILL rate, or — holding no
   // grant — the keyspace's share is all granted; the message says when
   // to retry: "retry in N ms"), no_space (log full, even the reserve),
@@ -103,6 +107,7 @@ class GrantHolder : public store::ClaimFence {
   bool conn_bound_ = false;  // mr_ is reachable through conn_ only
   bool floor_ok_ = true;     // rpma_mr_advance works on mr_
   uint64_t floor_ = 0;       // bytes of mr_ below its remote floor
+  uint64_t committed_ = 0;   // bytes of the grant up to its last ok commit
 };
 
 }  // namespace kv::server

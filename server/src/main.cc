@@ -60,7 +60,8 @@ DEFINE_uint32(idle_timeout_ms, 300000,
               "and return its grant (0: never)");
 DEFINE_uint32(refill_rate, 20,
               "grants (REFILLs) per second one connection may take; more "
-              "get 'busy, retry in N ms'");
+              "get 'busy, retry in N ms' (a REFILL replacing a grant its "
+              "commits filled at least half of is free)");
 DEFINE_uint32(refill_burst, 8,
               "REFILLs one connection may take at once before --refill_rate "
               "applies");

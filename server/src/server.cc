@@ -46,8 +46,11 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     Logf("access keys: %zu keyspaces need a key (%s)", s->keys_->size(),
          options.access_keys_path.c_str());
   }
-  KV_RETURN_IF_ERROR(s->OpenPool());
+  // The listen address first: a server whose port is taken must not
+  // create (and leave behind) a pool file first. Requests that arrive
+  // before Run() wait in the listener.
   KV_RETURN_IF_ERROR(s->OpenRpma());
+  KV_RETURN_IF_ERROR(s->OpenPool());
   s->keyspaces_ = std::make_unique<KeyspaceTable>(
       s->pool_.get(), s->device_,
       CreateOptions{options.segment_size, options.index_capacity});

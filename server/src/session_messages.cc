@@ -162,6 +162,7 @@ void Session::HandleCommit(const protocol::Header& h,
     return;
   }
   commits_++;
+  grant_->Committed(c.segment, c.offset + c.length);
   env_.stats->Add(env_.stats->commits);
   env_.stats->Add(r->tombstone ? env_.stats->deletes : env_.stats->puts);
   env_.stats->Add(env_.stats->committed_bytes, r->committed.length);

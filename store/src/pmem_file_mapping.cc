@@ -208,9 +208,15 @@ Result<std::unique_ptr<PmemFileMapping>> PmemFileMapping::Open(
     const std::string& path, bool read_only) {
   auto impl = std::make_unique<Impl>();
   impl->fd_ = open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+  struct stat sb;
+  if ((impl->fd_ < 0 && errno == EISDIR) ||
+      (impl->fd_ >= 0 && fstat(impl->fd_, &sb) == 0 && S_ISDIR(sb.st_mode))) {
+    return Status::InvalidArgument(path +
+                                   " is a directory, not a pool file (give "
+                                   "the pool file's path)");
+  }
   if (impl->fd_ < 0) return ErrnoStatus("opening " + path, errno);
   KV_RETURN_IF_ERROR(LockPool(impl->fd_, read_only, path));
-  struct stat sb;
   if (fstat(impl->fd_, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0) {
     return Status::Corruption(path + ": empty file, not a pool");
   }

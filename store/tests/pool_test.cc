@@ -243,6 +243,20 @@ TEST_F(PoolTest, CatalogHoldsAtMost64Keyspaces) {
   EXPECT_TRUE(st.IsNoSpace()) << st.ToString();
 }
 
+TEST_F(PoolTest, ADirectoryIsNamedAsOne) {
+  const std::string d = dir_.File("adir");
+  ASSERT_EQ(mkdir(d.c_str(), 0700), 0);
+  for (bool read_only : {false, true}) {
+    PoolOptions o;
+    o.read_only = read_only;
+    Status st = Pool::Open(d, o).status();
+    EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+    EXPECT_NE(st.message().find("is a directory, not a pool file"),
+              std::string::npos)
+        << st.ToString();
+  }
+}
+
 TEST_F(PoolTest, ReadOnlyPoolRefusesWrites) {
   const std::string path = dir_.File("p");
   {

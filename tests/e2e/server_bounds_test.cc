@@ -21,27 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 class ServerBoundsTest : public InMemoryServerTest {
  protected:
-  std::string Info(RawClient* c, protocol::InfoTopic topic) {
-    std::string payload(1, static_cast<char>(topic));
-    EXPECT_TRUE(c->SendMessage(protocol::Type::kInfo, payload, 5).ok());
-    protocol::Header h;
-    std::string reply;
-    EXPECT_TRUE(c->ReceiveMessage(&h, &reply).ok());
-    StatusCode code;
-    std::string text;
-    EXPECT_TRUE(protocol::DecodeStatusText(
-                    reinterpret_cast<const uint8_t*>(reply.data()),
-                    reply.size(), &code, &text)
-                    .ok());
-    return text;
-  }
-  static long long StatValue(const std::string& text, const std::string& name) {
-    size_t at = text.find(name + " ");
-    if (at == std::string::npos || (at != 0 && text[at - 1] != '\n')) {
-      return -1;
-    }
-    return atoll(text.c_str() + at + name.size() + 1);
-  }
   // A stat of a fresh connection's INFO.
   long long Stat(const std::string& name) {
     RawClient c;

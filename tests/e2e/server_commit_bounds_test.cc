@@ -29,25 +29,6 @@ class ServerCommitBoundsTest : public ServerTest {
     EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
     return ack.grant;
   }
-  // Sends a COMMIT and returns its ack.
-  protocol::CommitAck Commit(RawClient* c, const protocol::Commit& cm,
-                             uint32_t id = 9) {
-    protocol::CommitAck ack;
-    ack.status = StatusCode::kUnavailable;
-    EXPECT_TRUE(
-        c->SendMessage(protocol::Type::kCommit, CommitPayload(cm), id).ok());
-    protocol::Header h;
-    std::string payload;
-    Status st = c->ReceiveMessage(&h, &payload);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    if (!st.ok()) return ack;
-    EXPECT_EQ(h.type, protocol::Type::kCommitAck);
-    EXPECT_TRUE(protocol::DecodeCommitAck(
-                    reinterpret_cast<const uint8_t*>(payload.data()),
-                    payload.size(), &ack)
-                    .ok());
-    return ack;
-  }
   // A fresh client puts and reads back through the raw protocol.
   void ExpectServing() {
     RawClient c;

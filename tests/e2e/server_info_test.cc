@@ -9,22 +9,6 @@ namespace {
 
 class ServerInfoTest : public ServerTest {
  protected:
-  std::string Info(RawClient* c, protocol::InfoTopic topic) {
-    std::string payload(1, static_cast<char>(topic));
-    EXPECT_TRUE(c->SendMessage(protocol::Type::kInfo, payload, 5).ok());
-    protocol::Header h;
-    std::string reply;
-    EXPECT_TRUE(c->ReceiveMessage(&h, &reply).ok());
-    EXPECT_EQ(h.type, protocol::Type::kInfoAck);
-    StatusCode code;
-    std::string text;
-    EXPECT_TRUE(protocol::DecodeStatusText(
-                    reinterpret_cast<const uint8_t*>(reply.data()),
-                    reply.size(), &code, &text)
-                    .ok());
-    EXPECT_EQ(code, StatusCode::kOk);
-    return text;
-  }
   // A pool with `n` small keyspaces besides `default`.
   void MakePool(int n) {
     auto pool = store::Pool::Create(pool_, 64 << 20);

@@ -77,22 +77,6 @@ class ServerIsolationTest : public ServerTest {
         ConnectRaw(c, ConnectPdata("", protocol::kConnectHello));
     ASSERT_EQ(a.admit, Admit::kHelloRequired) << a.reason;
   }
-  std::string Info(RawClient* c, protocol::InfoTopic topic) {
-    std::string payload(1, static_cast<char>(topic));
-    EXPECT_TRUE(c->SendMessage(protocol::Type::kInfo, payload, 5).ok());
-    protocol::Header h;
-    std::string reply;
-    EXPECT_TRUE(c->ReceiveMessage(&h, &reply).ok());
-    EXPECT_EQ(h.type, protocol::Type::kInfoAck);
-    StatusCode code = StatusCode::kOk;
-    std::string text;
-    EXPECT_TRUE(protocol::DecodeStatusText(
-                    reinterpret_cast<const uint8_t*>(reply.data()),
-                    reply.size(), &code, &text)
-                    .ok());
-    EXPECT_EQ(code, StatusCode::kOk);
-    return text;
-  }
   // Reads the record `ack` committed through the read region: "key=value"
   // when it verifies as committed with the ack's sequence, else what is
   // wrong ("<...>").

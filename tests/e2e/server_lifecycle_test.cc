@@ -53,31 +53,6 @@ class ServerLifecycleTest : public ServerTest {
       EXPECT_EQ(value, "v" + std::to_string(i));
     }
   }
-  std::string Info(RawClient* c, protocol::InfoTopic topic) {
-    std::string payload(1, static_cast<char>(topic));
-    EXPECT_TRUE(c->SendMessage(protocol::Type::kInfo, payload, 5).ok());
-    protocol::Header h;
-    std::string reply;
-    EXPECT_TRUE(c->ReceiveMessage(&h, &reply).ok());
-    EXPECT_EQ(h.type, protocol::Type::kInfoAck);
-    EXPECT_EQ(h.request_id, 5u);
-    StatusCode code;
-    std::string text;
-    EXPECT_TRUE(protocol::DecodeStatusText(
-                    reinterpret_cast<const uint8_t*>(reply.data()),
-                    reply.size(), &code, &text)
-                    .ok());
-    EXPECT_EQ(code, StatusCode::kOk);
-    return text;
-  }
-  // The value of `name` in INFO stats text, or -1.
-  static long long StatValue(const std::string& text, const std::string& name) {
-    size_t at = text.find(name + " ");
-    if (at == std::string::npos || (at != 0 && text[at - 1] != '\n')) {
-      return -1;
-    }
-    return atoll(text.c_str() + at + name.size() + 1);
-  }
   // A message the server must answer with ERROR and a disconnect.
   void ExpectErrorAndClose(const std::string& raw) {
     RawClient c;
@@ -265,6 +240,9 @@ TEST_F(ServerLifecycleTest, ListenAddressInUseExitsWith3) {
                        &err);
   EXPECT_EQ(code, 3) << err;
   EXPECT_NE(err.find("cannot listen"), std::string::npos) << err;
+  // Checked before the pool: no 64 MiB file left behind.
+  EXPECT_NE(access((dir_ + "/other").c_str(), F_OK), 0)
+      << "a pool file was created although the port was taken";
 }
 
 TEST_F(ServerLifecycleTest, BadCommandLinesExitWith2) {

@@ -86,9 +86,7 @@ class ServerSecurityTest : public ServerTest {
 };
 
 TEST_F(ServerSecurityTest, ForgedAccessGetsRemoteAccessErrorAndChangesNoByte) {
-  // No cleaner: the 40 connections below leave sealed, nearly empty
-  // segments, whose unused rest counts as dead bytes, and compacting them
-  // would move the committed record (a change of bytes that is no attack).
+  // The cleaner off: it may move a record, and this test compares bytes.
   StartServer({"--allow_create", "--cleaner_threshold=1"});
   // Some committed data, and a returned segment (so a later grant starts
   // after committed records: the bytes before it must stay out of reach).

@@ -103,6 +103,53 @@ class ServerTest : public ::testing::Test {
     return a;
   }
 
+  // Sends INFO `topic` and returns its text (the test fails on a transport
+  // error or a reply that is not an ok INFO_ACK).
+  static std::string Info(RawClient* c, protocol::InfoTopic topic) {
+    std::string payload(1, static_cast<char>(topic));
+    EXPECT_TRUE(c->SendMessage(protocol::Type::kInfo, payload, 5).ok());
+    protocol::Header h;
+    std::string reply;
+    EXPECT_TRUE(c->ReceiveMessage(&h, &reply).ok());
+    EXPECT_EQ(h.type, protocol::Type::kInfoAck);
+    EXPECT_EQ(h.request_id, 5u);
+    StatusCode code = StatusCode::kOk;
+    std::string text;
+    EXPECT_TRUE(protocol::DecodeStatusText(
+                    reinterpret_cast<const uint8_t*>(reply.data()),
+                    reply.size(), &code, &text)
+                    .ok());
+    EXPECT_EQ(code, StatusCode::kOk);
+    return text;
+  }
+  // The value of `name` in INFO stats text, or -1.
+  static long long StatValue(const std::string& text, const std::string& name) {
+    size_t at = text.find(name + " ");
+    if (at == std::string::npos || (at != 0 && text[at - 1] != '\n')) {
+      return -1;
+    }
+    return atoll(text.c_str() + at + name.size() + 1);
+  }
+  // Sends a COMMIT and returns its ack (status unavailable on a transport
+  // failure, which also fails the test).
+  static protocol::CommitAck Commit(RawClient* c, const protocol::Commit& cm,
+                                    uint32_t id = 9) {
+    protocol::CommitAck ack;
+    ack.status = StatusCode::kUnavailable;
+    EXPECT_TRUE(
+        c->SendMessage(protocol::Type::kCommit, CommitPayload(cm), id).ok());
+    protocol::Header h;
+    std::string payload;
+    Status st = c->ReceiveMessage(&h, &payload);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    if (!st.ok()) return ack;
+    EXPECT_EQ(h.type, protocol::Type::kCommitAck);
+    EXPECT_TRUE(protocol::DecodeCommitAck(
+                    reinterpret_cast<const uint8_t*>(payload.data()),
+                    payload.size(), &ack)
+                    .ok());
+    return ack;
+  }
   // After a WELCOME that said reconnect (HELLO admitted): connects `c`
   // again with the WELCOME's ticket and returns that connection's accept.
   protocol::Accept Reconnect(RawClient* c, const protocol::Accept& welcome) {

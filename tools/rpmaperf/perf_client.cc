@@ -16,11 +16,14 @@ struct Session {
   struct rpma_mr_remote* remote = nullptr;
   struct rpma_cq* cq = nullptr;
   void* buf = nullptr;
+  bool established = false;
   ~Session() {
     if (conn != nullptr) {
       (void)rpma_conn_disconnect(conn);
+      // CLOSED follows only a connection that was made (bounded by the
+      // peer); a rejected or unreachable one has none coming.
       enum rpma_conn_event ev;
-      (void)rpma_conn_next_event(conn, &ev);  // CLOSED (bounded by peer)
+      if (established) (void)rpma_conn_next_event(conn, &ev);
       (void)rpma_conn_delete(&conn);
     }
     (void)rpma_mr_remote_delete(&remote);
@@ -59,9 +62,14 @@ int Connect(const ClientOptions& o, Session* s) {
   enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
   RPMAPERF_TRY(rpma_conn_next_event(s->conn, &ev));
   if (ev != RPMA_CONN_ESTABLISHED) {
-    std::fprintf(stderr, "rpmaperf: %s\n", rpma_utils_conn_event_2str(ev));
+    std::fprintf(stderr,
+                 "rpmaperf: cannot connect to %s:%s: %s — is rpmaperf "
+                 "--mode=server running there?\n",
+                 o.addr.c_str(), o.port.c_str(),
+                 rpma_utils_conn_event_2str(ev));
     return 1;
   }
+  s->established = true;
   struct rpma_conn_private_data in {};
   RPMAPERF_TRY(rpma_conn_get_private_data(s->conn, &in));
   Reply reply{};

@@ -24,4 +24,10 @@ wait $SERVER || { echo "FAIL: server exited with $?"; exit 1; }
 # bad input is refused with a usage error (exit 2), never a crash
 "$PERF" --mode=client --op=nope >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: bad --op"; exit 1; }
 "$PERF" --mode=client --qd=0 >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: bad --qd"; exit 1; }
+# no server: an error and exit 1 at once, not a hang (it waited for a
+# CLOSED that a rejected connection never gets)
+out=$(timeout 20 "$PERF" --mode=client --port="$PORT" --seconds=0.1 2>&1)
+rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: no server: exit $rc (124 = hung), $out"; exit 1; }
+grep -q "cannot connect" <<<"$out" || { echo "FAIL: no server: '$out'"; exit 1; }
 echo "PASS rpmaperf smoke"
