@@ -223,11 +223,10 @@ m('pmem2-flush-first-only', PM,
 # and record checks live in shared store/include headers: those mutants
 # are judged by the client's tests (Module: client).
 GP='client/src/get_path.cc'
-m('get-key-length-unchecked', GP,
-  '''  if (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize) {
-    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +''',
-  '''  if (false && (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize)) {
-    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +''',
+m('get-key-length-unchecked', 'client/src/engine.cc',
+  '''  if (op.key.size() < rf::kMinKeySize || op.key.size() > rf::kMaxKeySize) {''',
+  '''  if (op.kind != Op::Kind::kGet &&
+      (op.key.size() < rf::kMinKeySize || op.key.size() > rf::kMaxKeySize)) {''',
   'get: key length not checked')
 m('get-empty-not-confirmed', GP,
   '''      RetryGet(op, c.bad_why.c_str());
@@ -380,26 +379,19 @@ m('info-ack-length-unchecked', EN,
   '''    if (len >= 1 && body[0] > pr::kMaxStatusCode) {''',
   'ack: an empty INFO_ACK accepted')
 m('write-contradictory-conditions', EN,
-  '''  if (op->if_absent && op->if_version != 0) {''',
-  '''  if (false && op->if_absent && op->if_version != 0) {''',
+  '''  if (op.if_absent && op.if_version != 0) {''',
+  '''  if (false && op.if_absent && op.if_version != 0) {''',
   'write: if_absent with if_version sent (if_absent wins)')
 m('write-value-limit-unchecked', EN,
-  '''  if (!del && op->value.size() > conn_->accept().max_value_size) {''',
-  '''  if (false && !del && op->value.size() > conn_->accept().max_value_size) {''',
+  '''  if (op.kind == Op::Kind::kPut &&
+      op.value.size() > conn_->accept().max_value_size) {''',
+  '''  if (false && op.kind == Op::Kind::kPut &&
+      op.value.size() > conn_->accept().max_value_size) {''',
   "write: a value over the keyspace's limit sent to the server")
 m('write-key-length-unchecked', EN,
-  '''  if (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize) {
-    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +
-                                       std::to_string(op->key.size())));
-    return Start::kFinished;
-  }
-  if (!del''',
-  '''  if (false && (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize)) {
-    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +
-                                       std::to_string(op->key.size())));
-    return Start::kFinished;
-  }
-  if (!del''',
+  '''  if (op.key.size() < rf::kMinKeySize || op.key.size() > rf::kMaxKeySize) {''',
+  '''  if (op.kind == Op::Kind::kGet &&
+      (op.key.size() < rf::kMinKeySize || op.key.size() > rf::kMaxKeySize)) {''',
   'write: key length not checked before sending')
 
 m('buffer-wait-counts-as-attempt', GP,
@@ -603,8 +595,8 @@ m('key-file-group-readable', AK,
   'access keys: a group-readable keys file accepted')
 GR='server/src/grants.cc'
 m('grant-no-rate-limit', GR,
-  '''  if (!refills_.Take(TokenBucket::Clock::now(), &retry)) {''',
-  '''  if (false && !refills_.Take(TokenBucket::Clock::now(), &retry)) {''',
+  '''  if (!used_up && !refills_.Take(TokenBucket::Clock::now(), &retry)) {''',
+  '''  if (false && !used_up && !refills_.Take(TokenBucket::Clock::now(), &retry)) {''',
   'grants: REFILLs not rate-limited (--refill_rate)')
 m('grant-no-quota', GR,
   '''    if (!quota_->TryTake()) {''',
@@ -773,6 +765,23 @@ m('decode-connect-name-unvalidated', PH,
   '''  if (false) {
     Status st = ValidateKeyspaceName(out->name);''',
   "DecodeConnect: an inline keyspace name not validated", module='server')
+
+m('grant-every-refill-free', GR,
+  '''      held_ && committed_ >= (uint64_t{grant_.size} - grant_.start) / 2;''',
+  '''      held_;''',
+  'grants: every REFILL of a held grant is free of the rate limit (not only a half-used one)')
+m('grant-commits-not-counted', SM,
+  '''  grant_->Committed(c.segment, c.offset + c.length);
+''',
+  '''''',
+  "grants: commits not counted: a used-up grant's REFILL is rate-limited too")
+m('grant-refused-commits-counted', SM,
+  '''  Result<store::CommitResult> r =
+      env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);''',
+  '''  grant_->Committed(c.segment, c.offset + c.length);
+  Result<store::CommitResult> r =
+      env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);''',
+  "grants: refused COMMITs count toward a free REFILL (a bogus one per REFILL makes every REFILL free)")
 
 RF='store/include/kv/record_format.h'
 src = open(os.path.join(root, RF)).read()
