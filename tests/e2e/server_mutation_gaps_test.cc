@@ -230,5 +230,50 @@ TEST_F(ServerMutationGapsTest, ProtectedNamesAreRefusedAlikeExistingOrNot) {
             protocol::Admit::kUnknownKeyspace);
 }
 
+// Mutant 140: only COMMITs that succeed make a grant "used up" (whose
+// REFILL is free of --refill_rate); a refused one naming the grant's end
+// does not, or one bogus COMMIT per REFILL would make every REFILL free.
+TEST_F(ServerMutationGapsTest, RefusedCommitsDoNotMakeRefillsFree) {
+  StartServer({"--refill_rate=1", "--refill_burst=2"});
+  RawClient c;
+  protocol::Accept a;
+  ConnectOk(&c, "default", &a);  // one of the two tokens
+  ASSERT_GT(a.grant.size, 0u);
+  protocol::Grant g = a.grant;
+  int busy = 0;
+  for (int round = 0; round < 10; round++) {
+    // Nothing was written there: the record does not verify.
+    protocol::Commit cm;
+    cm.segment = g.segment;
+    cm.grant_id = g.grant_id;
+    cm.offset = g.size - 64;
+    cm.length = 64;
+    cm.key_hash = 1;
+    ASSERT_TRUE(
+        c.SendMessage(protocol::Type::kCommit, CommitPayload(cm), 40).ok());
+    protocol::Header h;
+    std::string payload;
+    ASSERT_TRUE(c.ReceiveMessage(&h, &payload).ok());
+    ASSERT_EQ(h.type, protocol::Type::kCommitAck);
+    protocol::CommitAck ack;
+    ASSERT_TRUE(protocol::DecodeCommitAck(
+                    reinterpret_cast<const uint8_t*>(payload.data()),
+                    payload.size(), &ack)
+                    .ok());
+    ASSERT_NE(ack.status, StatusCode::kOk) << "a bogus COMMIT was accepted";
+    protocol::RefillAck rack;
+    ASSERT_TRUE(Refill(&c, a, &rack).ok());
+    if (rack.status == StatusCode::kBusy) {
+      busy++;
+    } else {
+      ASSERT_EQ(rack.status, StatusCode::kOk) << rack.message;
+      g = rack.grant;
+    }
+  }
+  // Ten REFILLs in well under ten seconds with one token left: most are
+  // busy.
+  EXPECT_GT(busy, 0) << "every REFILL after a refused COMMIT was free";
+}
+
 }  // namespace
 }  // namespace kv::e2e
