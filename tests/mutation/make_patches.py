@@ -6,7 +6,7 @@ unified diff of it against the current file, headed by a "What:" line
 (and "Equivalent:" for a mutant shown to be equivalent, "Module:" for one
 judged by another module's tests than its directory's — run.sh picks the
 test binaries by module). Mutants are numbered in the order below: new
-ones go at the end (store 01-35, client from 36), so numbers cited in the
+ones go at the end (store 01-35, client 36-76, server from 77), so numbers cited in the
 READMEs stay. When the store's
 code moves and a patch no longer applies, edit the replacement here and
 rerun: python3 tests/mutation/make_patches.py (the old patches are
@@ -223,11 +223,10 @@ m('pmem2-flush-first-only', PM,
 # and record checks live in shared store/include headers: those mutants
 # are judged by the client's tests (Module: client).
 GP='client/src/get_path.cc'
-m('get-key-length-unchecked', GP,
-  '''  if (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize) {
-    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +''',
-  '''  if (false && (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize)) {
-    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +''',
+m('get-key-length-unchecked', 'client/src/engine.cc',
+  '''  if (op.key.size() < rf::kMinKeySize || op.key.size() > rf::kMaxKeySize) {''',
+  '''  if (op.kind != Op::Kind::kGet &&
+      (op.key.size() < rf::kMinKeySize || op.key.size() > rf::kMaxKeySize)) {''',
   'get: key length not checked')
 m('get-empty-not-confirmed', GP,
   '''      RetryGet(op, c.bad_why.c_str());
@@ -380,26 +379,19 @@ m('info-ack-length-unchecked', EN,
   '''    if (len >= 1 && body[0] > pr::kMaxStatusCode) {''',
   'ack: an empty INFO_ACK accepted')
 m('write-contradictory-conditions', EN,
-  '''  if (op->if_absent && op->if_version != 0) {''',
-  '''  if (false && op->if_absent && op->if_version != 0) {''',
+  '''  if (op.if_absent && op.if_version != 0) {''',
+  '''  if (false && op.if_absent && op.if_version != 0) {''',
   'write: if_absent with if_version sent (if_absent wins)')
 m('write-value-limit-unchecked', EN,
-  '''  if (!del && op->value.size() > conn_->accept().max_value_size) {''',
-  '''  if (false && !del && op->value.size() > conn_->accept().max_value_size) {''',
+  '''  if (op.kind == Op::Kind::kPut &&
+      op.value.size() > conn_->accept().max_value_size) {''',
+  '''  if (false && op.kind == Op::Kind::kPut &&
+      op.value.size() > conn_->accept().max_value_size) {''',
   "write: a value over the keyspace's limit sent to the server")
 m('write-key-length-unchecked', EN,
-  '''  if (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize) {
-    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +
-                                       std::to_string(op->key.size())));
-    return Start::kFinished;
-  }
-  if (!del''',
-  '''  if (false && (op->key.size() < rf::kMinKeySize || op->key.size() > rf::kMaxKeySize)) {
-    Finish(op, Status::InvalidArgument("key must be 1..1024 bytes, got " +
-                                       std::to_string(op->key.size())));
-    return Start::kFinished;
-  }
-  if (!del''',
+  '''  if (op.key.size() < rf::kMinKeySize || op.key.size() > rf::kMaxKeySize) {''',
+  '''  if (op.kind == Op::Kind::kGet &&
+      (op.key.size() < rf::kMinKeySize || op.key.size() > rf::kMaxKeySize)) {''',
   'write: key length not checked before sending')
 
 m('buffer-wait-counts-as-attempt', GP,
@@ -446,6 +438,350 @@ m('slot-zero-length', IXF,
   '''  if (f.units == 0 || f.fingerprint == 0 || segment_size == 0) return false;''',
   '''  if (f.fingerprint == 0 || segment_size == 0) return false;''',
   'SlotInBounds: a slot of length 0 accepted', module='client')
+
+# --- server (from 77): every check of client input and the data path's
+# guards; judged by kv_server_unit_test, kv_server_options_test and
+# kv_e2e_server_test (run.sh MODULE_TESTS[server]).
+SM='server/src/session_messages.cc'
+EQ_STORE_GRANT = ('store::Keyspace::Commit refuses a (segment, grant_id) that is not an open grant (SegmentTable::CheckGrantLocked); grant ids are unique within a keyspace (from 1) and a session serves one keyspace, so this check refuses nothing the store accepts')
+m('commit-segment-unchecked', SM,
+  '''  if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {''',
+  '''  if (!grant_->held() || c.grant_id != g.grant_id) {''',
+  "COMMIT: the segment is not checked against the connection's grant",
+  equivalent=EQ_STORE_GRANT)
+m('commit-grant-id-unchecked', SM,
+  '''  if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {''',
+  '''  if (!grant_->held() || c.segment != g.segment) {''',
+  "COMMIT: the grant id is not checked against the connection's grant",
+  equivalent=EQ_STORE_GRANT)
+m('commit-held-unchecked', SM,
+  '''  if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {''',
+  '''  if (c.segment != g.segment || c.grant_id != g.grant_id) {''',
+  'COMMIT: accepted on a connection that holds no grant (its last one sealed or returned)',
+  equivalent=EQ_STORE_GRANT)
+m('commit-op-inverted', SM,
+  '''  req.op = c.op == 1 ? store::CommitOp::kDelete : store::CommitOp::kPut;''',
+  '''  req.op = c.op == 0 ? store::CommitOp::kDelete : store::CommitOp::kPut;''',
+  "COMMIT: the client's op mapped the wrong way (put <-> delete)")
+m('commit-op-ignored', SM,
+  '''  req.op = c.op == 1 ? store::CommitOp::kDelete : store::CommitOp::kPut;''',
+  '''  req.op = store::CommitOp::kPut;''',
+  "COMMIT: the client's op ignored (every commit taken as a put)")
+m('commit-deletes-only-off', SM,
+  '''  req.deletes_only = grant_->reserve_only();''',
+  '''  req.deletes_only = false;''',
+  'COMMIT: a put into the delete reserve (deletes-only grant) accepted')
+m('commit-no-fence', SM,
+  '''  req.fence = grant_.get();''',
+  '''  req.fence = nullptr;''',
+  "COMMIT: no fence: a claimed record stays in its writer's write window")
+m('info-stats-all-keyspaces', SM,
+  '''      if (env_.info_all_keyspaces) {
+        for (auto& [name, stats] : env_.keyspaces->AllStats()) {''',
+  '''      if (true) {
+        for (auto& [name, stats] : env_.keyspaces->AllStats()) {''',
+  "INFO stats: every keyspace's stats shown without --info_all_keyspaces")
+m('info-names-all-keyspaces', SM,
+  '''      if (env_.info_all_keyspaces) {
+        for (const std::string& name : env_.keyspaces->Names()) {''',
+  '''      if (true) {
+        for (const std::string& name : env_.keyspaces->Names()) {''',
+  "INFO keyspaces: every keyspace's name shown without --info_all_keyspaces")
+m('info-text-not-fitted', SM,
+  '''  if (text.size() <= kCap) return text;''',
+  '''  return text;''',
+  'INFO: a reply over one message cut silently (no truncated line)')
+m('refill-failure-drops-grant', SM,
+  '''    ack.grant = grant_->Describe();  // the old grant stays''',
+  '''''',
+  "REFILL refused (busy, no_space): the ack no longer carries the old grant that stays")
+m('refill-before-group-finished', SM,
+  '''  if (m.kind != Kind::kCommit) FinishCommits();''',
+  '''  if (m.kind != Kind::kCommit && m.kind != Kind::kRefill) FinishCommits();''',
+  "REFILL seals the old segment before the pending group's commit point")
+MP='server/src/message_parser.cc'
+m('parser-no-hello-first', MP,
+  '''  if (hello_pending && h.type != protocol::Type::kHello) {''',
+  '''  if (false && hello_pending && h.type != protocol::Type::kHello) {''',
+  'parser: messages other than HELLO accepted before HELLO')
+m('parser-hello-twice', MP,
+  '''      if (!hello_pending) {''',
+  '''      if (false) {''',
+  'parser: HELLO accepted on an admitted connection (or twice)')
+m('parser-refill-flag-ignored', MP,
+  '''                            (payload[0] & protocol::kRefillForDelete) != 0;''',
+  '''                            false;''',
+  "parser: REFILL's for-delete flag ignored")
+m('parser-bad-commit-accepted', MP,
+  '''      m.kind = st.ok() ? Kind::kCommit : Kind::kError;''',
+  '''      m.kind = Kind::kCommit;''',
+  'parser: a COMMIT that does not decode handled (not a protocol error)')
+m('parser-bad-info-accepted', MP,
+  '''      m.kind = st.ok() ? Kind::kInfo : Kind::kError;''',
+  '''      m.kind = Kind::kInfo;''',
+  'parser: an INFO that does not decode answered (not a protocol error)')
+AD='server/src/admission.cc'
+m('admission-bad-magic-malformed', AD,
+  '''    refusal->admit = protocol::Admit::kBadMagic;''',
+  '''    refusal->admit = protocol::Admit::kMalformed;''',
+  'admission: a bad magic refused as malformed (wrong status)')
+m('admission-bad-version-malformed', AD,
+  '''    refusal->admit = protocol::Admit::kBadVersion;''',
+  '''    refusal->admit = protocol::Admit::kMalformed;''',
+  'admission: a bad version refused as malformed (wrong status)')
+m('admission-zero-private-data', AD,
+  '''  if (data == nullptr || len == 0 || all_zero) {''',
+  '''  if (data == nullptr || len == 0) {''',
+  'admission: all-zero (NIC-padded, none sent) private data decoded as a connect')
+m('admission-inline-connect-to-protected', AD,
+  '''    if (!access_key.has_value() || access_key->empty()) {
+      refusal->admit = protocol::Admit::kAccessDenied;
+      refusal->reason = "keyspace " + quoted + " needs an access key";
+      return nullptr;
+    }
+    if (!keys_->Check(name, *access_key)) {''',
+  '''    if (access_key.has_value() && access_key->empty()) {
+      refusal->admit = protocol::Admit::kAccessDenied;
+      refusal->reason = "keyspace " + quoted + " needs an access key";
+      return nullptr;
+    }
+    if (access_key.has_value() && !keys_->Check(name, *access_key)) {''',
+  'admission: a connect naming a protected keyspace inline (no key) admitted')
+m('admission-wrong-key-accepted', AD,
+  '''    if (!keys_->Check(name, *access_key)) {''',
+  '''    if (false && !keys_->Check(name, *access_key)) {''',
+  'admission: a wrong access key accepted')
+m('admission-existence-before-key', AD,
+  '''  const std::string quoted = "'" + std::string(name) + "'";
+  if (keys_ != nullptr && keys_->Protected(name)) {''',
+  '''  const std::string quoted = "'" + std::string(name) + "'";
+  {
+    const std::vector<std::string> names = keyspaces_->Names();
+    if (std::find(names.begin(), names.end(), std::string(name)) == names.end() &&
+        !(create && allow_create_)) {
+      refusal->admit = protocol::Admit::kUnknownKeyspace;
+      refusal->reason = "no keyspace " + quoted;
+      return nullptr;
+    }
+  }
+  if (keys_ != nullptr && keys_->Protected(name)) {''',
+  "admission: a keyspace's existence checked before its access key (a refusal tells which protected names exist)")
+m('admission-no-auth-delay', AD,
+  '''      if (delay_ != nullptr) delay_->FailAndWait();''',
+  '''''',
+  "admission: a wrong key's refusal is not delayed (guessing unbounded)")
+m('admission-create-without-flag', AD,
+  '''      keyspaces_->Get(name, create && allow_create_, &created);''',
+  '''      keyspaces_->Get(name, create, &created);''',
+  "admission: a client's create flag creates a keyspace without --allow_create")
+AK='server/src/access_keys.cc'
+m('key-compare-length-ignored', AK,
+  '''  volatile uint8_t diff = static_cast<uint8_t>(a.size() ^ b.size());''',
+  '''  volatile uint8_t diff = 0;''',
+  'access keys: the lengths not compared (the secret plus NUL bytes accepted)')
+m('key-compare-early-exit', AK,
+  '''    diff = diff | static_cast<uint8_t>(x ^ y);''',
+  '''    diff = diff | static_cast<uint8_t>(x ^ y);
+    if (diff != 0) break;''',
+  'access keys: the compare stops at the first different byte (not constant time)',
+  equivalent='timing only: the answer is the same for every input; a test cannot time it without a timed assertion (STYLE: none)')
+m('key-min-length-unchecked', AK,
+  '''    if (secret.size() < kMinAccessKey) {''',
+  '''    if (secret.size() < 1) {''',
+  'access keys: a secret shorter than 16 bytes accepted in the file')
+m('key-file-group-readable', AK,
+  '''  if (st.st_mode & (S_IRWXG | S_IRWXO)) {''',
+  '''  if (st.st_mode & S_IRWXO) {''',
+  'access keys: a group-readable keys file accepted')
+GR='server/src/grants.cc'
+m('grant-no-rate-limit', GR,
+  '''  if (!used_up && !refills_.Take(TokenBucket::Clock::now(), &retry)) {''',
+  '''  if (false && !used_up && !refills_.Take(TokenBucket::Clock::now(), &retry)) {''',
+  'grants: REFILLs not rate-limited (--refill_rate)')
+m('grant-no-quota', GR,
+  '''    if (!quota_->TryTake()) {''',
+  '''    if (false && !quota_->TryTake()) {''',
+  "grants: a keyspace's grant share not enforced (--grant_share_percent)")
+m('grant-quota-leak', GR,
+  '''  if (!st.ok() && !held_) ReleaseQuota();''',
+  '''''',
+  "grants: a failed first REFILL keeps its place in the keyspace's share")
+m('grant-shared-registration', GR,
+  '''  int rc = conn_ != nullptr
+               ? rpma_conn_mr_reg(conn_, keyspace_->GrantBytes(fresh), len,
+                                  RPMA_MR_USAGE_WRITE_DST, &mr)
+               : RPMA_E_NOSUPP;''',
+  '''  int rc = RPMA_E_NOSUPP;''',
+  "grants: a grant registered in the keyspace's domain, not bound to its connection (fallback always)")
+m('grant-floor-not-raised', GR,
+  '''  int rc = rpma_mr_advance(mr_, floor);''',
+  '''  int rc = 0;''',
+  "grants: the write floor never raised (a committed record stays writable)")
+m('grant-floor-one-short', GR,
+  '''  const uint64_t floor = end - grant_.start;''',
+  '''  const uint64_t floor = end - grant_.start - 1;''',
+  "grants: the write floor one byte below the claimed record's end")
+m('grant-seal-no-deregister', GR,
+  '''  if (!held_) return Status::Ok();
+  Deregister();
+  held_ = false;
+  return keyspace_->SealSegment(grant_);''',
+  '''  if (!held_) return Status::Ok();
+  held_ = false;
+  return keyspace_->SealSegment(grant_);''',
+  'grants: a sealed grant (after REFILL, disconnect) stays registered, writable')
+m('grant-return-no-deregister', GR,
+  '''  if (!held_) return Status::Ok();
+  Deregister();
+  held_ = false;
+  ReleaseQuota();''',
+  '''  if (!held_) return Status::Ok();
+  held_ = false;
+  ReleaseQuota();''',
+  "grants: a returned grant (BYE, idle timeout) stays registered, writable",
+  equivalent="on the tcp provider: the registration is bound to its connection (rpma_conn_mr_reg), which ends right after the return, so nothing can write through it (a leak only); the fallback (rpma_mr_reg in the keyspace's domain: verbs without per-connection registrations) would leave an rkey open, which no tcp test reaches")
+m('grant-reserve-not-flagged', GR,
+  '''  g.flags = reserve_ ? protocol::kGrantDeletesOnly : 0;''',
+  '''  g.flags = 0;''',
+  'grants: a grant from the delete reserve not flagged deletes-only')
+SV='server/src/server.cc'
+m('server-max-connections-unchecked', SV,
+  '''  if (active >= options_.max_connections) {''',
+  '''  if (false && active >= options_.max_connections) {''',
+  'server: --max_connections not enforced')
+m('server-max-connections-off-by-one', SV,
+  '''  if (active >= options_.max_connections) {''',
+  '''  if (active > options_.max_connections) {''',
+  'server: one connection more than --max_connections admitted')
+m('server-pending-hello-unchecked', SV,
+  '''    if (pending >= pending_cap) {''',
+  '''    if (false && pending >= pending_cap) {''',
+  'server: --max_pending_hello not enforced')
+m('server-ticket-any-accepted', SV,
+  '''    ks = tickets_->Redeem(cr.connect.name);
+    if (ks == nullptr) {''',
+  '''    ks = tickets_->Redeem(cr.connect.name);
+    if (ks == nullptr) ks = admission_->Resolve("default", false, "", &r);
+    if (ks == nullptr) {''',
+  "server: an unknown ticket admitted (to keyspace default)")
+m('server-no-set-peer', SV,
+  '''    int rc = rpma_conn_req_set_peer(req, ks->peer);''',
+  '''    int rc = 0;''',
+  "server: an admitted connection left in the listener's protection domain")
+m('server-session-listener-peer', SV,
+  '''  env.peer = ks != nullptr ? ks->peer : peer_;''',
+  '''  env.peer = peer_;''',
+  "server: a session's buffers and grants registered in the listener's domain",
+  equivalent="on the tcp provider: it does not check the domain of a local (message) buffer against the connection's, and grants are per-connection registrations (rpma_conn_mr_reg), so the listener's domain is used only by the fallback; on verbs every receive would fail with a protection error — no tcp test can tell")
+m('server-post-receives-failure-accepted', SV,
+  '''    Stats::Add(stats_.refusals);
+    (void)rpma_conn_req_delete(&req);
+    return;
+  }
+  uint8_t pdata[protocol::kAcceptSize];''',
+  '''    return Refuse(req, {protocol::Admit::kServerError, st.message()}, id);
+  }
+  uint8_t pdata[protocol::kAcceptSize];''',
+  'server: a connection whose receives failed to post is accepted to be refused (its receives point into freed buffers)')
+TK='server/src/tickets.cc'
+m('ticket-reusable', TK,
+  '''  entries_.erase(it);
+''',
+  '''''',
+  'tickets: a ticket redeemed more than once')
+m('ticket-never-expires', TK,
+  '''  while (!entries_.empty() && entries_.front().expires <= now) {''',
+  '''  while (false && !entries_.empty() && entries_.front().expires <= now) {''',
+  'tickets: a ticket never expires')
+m('ticket-compare-early-exit', TK,
+  '''    diff |= static_cast<uint8_t>(a[i] ^ b[i]);''',
+  '''    diff |= static_cast<uint8_t>(a[i] ^ b[i]);
+    if (diff != 0) break;''',
+  'tickets: the compare stops at the first different byte (not constant time)',
+  equivalent='timing only: the answer is the same for every input; a test cannot time it without a timed assertion (STYLE: none)')
+SS='server/src/session.cc'
+m('session-no-hello-timeout', SS,
+  '''      if (left.count() <= 0) {
+        EndWith(End::kHelloTimeout);''',
+  '''      if (false) {
+        EndWith(End::kHelloTimeout);''',
+  'session: a connection that never sends HELLO is kept (no --hello_timeout_ms)')
+m('session-no-idle-timeout', SS,
+  '''      if (left.count() <= 0) {
+        EndIdle();''',
+  '''      if (false) {
+        EndIdle();''',
+  'session: an idle admitted connection is kept (no --idle_timeout_ms)')
+SIO='server/src/session_io.cc'
+m('session-idle-clock-not-reset', SIO,
+  '''  last_message_ = Clock::now();     // --idle_timeout_ms counts from here
+''',
+  '''''',
+  "session: a message does not restart the idle clock (busy connections ended)")
+PH='store/include/kv/protocol.h'
+m('decode-commit-short', PH,
+  '''  if (len < kCommitSize) return Status::InvalidArgument("COMMIT truncated");''',
+  '''  if (len < 8) return Status::InvalidArgument("COMMIT truncated");''',
+  'DecodeCommit: a truncated COMMIT accepted', module='server')
+m('decode-commit-unknown-op', PH,
+  '''  if (payload[0] > 1) return Status::InvalidArgument("COMMIT: unknown op");''',
+  '''  if (payload[0] > 2) return Status::InvalidArgument("COMMIT: unknown op");''',
+  'DecodeCommit: an unknown op (2) accepted', module='server')
+m('decode-commit-unknown-condition', PH,
+  '''  if (payload[1] > 2) {
+    return Status::InvalidArgument("COMMIT: unknown condition");''',
+  '''  if (payload[1] > 3) {
+    return Status::InvalidArgument("COMMIT: unknown condition");''',
+  'DecodeCommit: an unknown condition (3) accepted', module='server')
+m('decode-hello-short', PH,
+  '''  if (len < kHelloSize) return Status::InvalidArgument("HELLO truncated");''',
+  '''  if (len < 4) return Status::InvalidArgument("HELLO truncated");''',
+  'DecodeHello: a truncated HELLO accepted', module='server')
+m('decode-hello-unknown-flags', PH,
+  '''  if (payload[0] & ~kConnectCreate) {
+    return Status::InvalidArgument("HELLO: unknown flags");''',
+  '''  if (false) {
+    return Status::InvalidArgument("HELLO: unknown flags");''',
+  'DecodeHello: unknown flags accepted', module='server')
+m('decode-hello-key-length', PH,
+  '''  if (n > kMaxKeyspaceNameSize || k > kMaxAccessKey) {''',
+  '''  if (n > kMaxKeyspaceNameSize) {''',
+  'DecodeHello: an access key length over 64 accepted (read past the key field)', module='server')
+m('decode-connect-unknown-flags', PH,
+  '''  if (flags & ~kConnectFlagsKnown) {''',
+  '''  if (false) {''',
+  'DecodeConnect: unknown connect flags accepted', module='server')
+m('decode-connect-name-past-data', PH,
+  '''  if (len < kConnectHeader + n) {''',
+  '''  if (false) {''',
+  'DecodeConnect: a name longer than the private data accepted (read past it)', module='server')
+m('decode-connect-ticket-with-hello', PH,
+  '''      ((flags & kConnectHello) || n != kTicketSize)) {''',
+  '''      (n != kTicketSize)) {''',
+  'DecodeConnect: a ticket connect that also asks for HELLO accepted', module='server')
+m('decode-connect-name-unvalidated', PH,
+  '''  if (!(flags & (kConnectHello | kConnectTicket))) {
+    Status st = ValidateKeyspaceName(out->name);''',
+  '''  if (false) {
+    Status st = ValidateKeyspaceName(out->name);''',
+  "DecodeConnect: an inline keyspace name not validated", module='server')
+
+m('grant-every-refill-free', GR,
+  '''      held_ && committed_ >= (uint64_t{grant_.size} - grant_.start) / 2;''',
+  '''      held_;''',
+  'grants: every REFILL of a held grant is free of the rate limit (not only a half-used one)')
+m('grant-commits-not-counted', SM,
+  '''  grant_->Committed(c.segment, c.offset + c.length);
+''',
+  '''''',
+  "grants: commits not counted: a used-up grant's REFILL is rate-limited too")
+m('grant-refused-commits-counted', SM,
+  '''  Result<store::CommitResult> r =
+      env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);''',
+  '''  grant_->Committed(c.segment, c.offset + c.length);
+  Result<store::CommitResult> r =
+      env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);''',
+  "grants: refused COMMITs count toward a free REFILL (a bogus one per REFILL makes every REFILL free)")
 
 RF='store/include/kv/record_format.h'
 src = open(os.path.join(root, RF)).read()
