@@ -7,6 +7,8 @@
 #include <librpma.h>
 #include <poll.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -82,10 +84,22 @@ bool Session::Bind(OpenKeyspace* ks, Refusal* /*refusal*/) {
   return true;
 }
 
+// A test failpoint (server/README.md, "Failpoints"): with
+// KVSERVER_FAILPOINT=post_receives the next PostReceives fails after its
+// first receive, once — the failure path cannot be reached otherwise (the
+// receive queue is sized to the slots).
+static bool PostReceivesFailpoint() {
+  static std::atomic<bool> used{false};
+  const char* v = std::getenv("KVSERVER_FAILPOINT");
+  return v != nullptr && std::strcmp(v, "post_receives") == 0 &&
+         !used.exchange(true);
+}
+
 Status Session::PostReceives(rpma_conn_req* req) {
   for (size_t i = 0; i < recv_slots_; i++) {
     int rc = rpma_conn_req_recv(req, mr_, i * kSlot, kSlot,
                                 reinterpret_cast<void*>(i + 1));
+    if (rc == 0 && i == 0 && PostReceivesFailpoint()) rc = RPMA_E_NOMEM;
     if (rc) {
       return Status::Unavailable(std::string("posting receives: ") +
                                  rpma_err_2str(rc));
