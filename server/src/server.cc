@@ -69,6 +69,8 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
       options.auth_delay, options.auth_delay_max, s->session_stop_fd_);
   s->grant_quotas_ = std::make_unique<GrantQuotas>(options.grant_share_percent);
   s->tickets_ = std::make_unique<Tickets>(options.ticket_lifetime);
+  s->refusal_log_ =
+      std::make_unique<RefusalLog>(std::chrono::milliseconds(1000));
   s->admission_ =
       std::make_unique<Admission>(s->keyspaces_.get(), s->keys_.get(),
                                   options.allow_create, s->auth_delay_.get());
@@ -292,6 +294,7 @@ void Server::Admit(rpma_conn_req* req) {
   SessionEnv env;
   env.peer = ks != nullptr ? ks->peer : peer_;
   env.tickets = tickets_.get();
+  env.refusal_log = refusal_log_.get();
   env.info_all_keyspaces = options_.info_all_keyspaces;
   env.admission = admission_.get();
   env.keyspaces = keyspaces_.get();
@@ -428,6 +431,7 @@ void Server::Shutdown() {
   }
   const size_t n = sessions_.size();
   ReapSessions(true);
+  if (refusal_log_ != nullptr) refusal_log_->Flush();  // the last summary
   ReapClosing(true);
   if (n != 0) Logf("shutdown: %zu sessions closed", n);
   // 3. The cleaner (it may be mid-run: Stop waits).

@@ -27,6 +27,7 @@
 #include "kv/server/server_options.h"
 #include "kv/status.h"
 #include "kv/store/pool.h"
+#include "refusal_log.h"
 #include "session.h"
 #include "stats.h"
 #include "tickets.h"
@@ -98,6 +99,7 @@ class Server {
   std::unique_ptr<KeyspaceTable> keyspaces_;
   std::unique_ptr<AuthDelay> auth_delay_;
   std::unique_ptr<Tickets> tickets_;
+  std::unique_ptr<RefusalLog> refusal_log_;
   std::unique_ptr<GrantQuotas> grant_quotas_;
   std::unique_ptr<Admission> admission_;
   std::unique_ptr<CleanerPolicy> cleaner_;

@@ -40,6 +40,7 @@
 #include "keyspace_table.h"
 #include "kv/protocol.h"
 #include "kv/store/commit_group.h"
+#include "refusal_log.h"
 #include "stats.h"
 #include "tickets.h"
 
@@ -62,7 +63,8 @@ struct SessionEnv {
   Admission* admission = nullptr;
   KeyspaceTable* keyspaces = nullptr;
   Stats* stats = nullptr;
-  int stop_fd = -1;  // readable once the server shuts down
+  RefusalLog* refusal_log = nullptr;  // refused COMMITs, summarized
+  int stop_fd = -1;                   // readable once the server shuts down
   uint16_t max_inflight = 32;
   std::chrono::milliseconds hello_timeout{2000};
   std::chrono::milliseconds idle_timeout{0};  // 0: never

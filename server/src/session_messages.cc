@@ -127,6 +127,7 @@ void Session::HandleCommit(const protocol::Header& h,
   auto reply = [&] {
     if (ack.status != StatusCode::kOk) {
       env_.stats->Add(env_.stats->commit_failures);
+      if (env_.refusal_log != nullptr) env_.refusal_log->Note(ack.message);
     }
     acks_.push_back({h.request_id, ack});  // sent by FinishCommits
   };
