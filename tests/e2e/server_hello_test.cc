@@ -23,22 +23,8 @@ class ServerHelloTest : public ServerTest {
   // and returns the WELCOME's accept.
   protocol::Accept Hello(RawClient* c, const std::string& name,
                          const std::string& key, uint8_t flags = 0) {
-    protocol::Accept a =
-        ConnectRaw(c, ConnectPdata("", protocol::kConnectHello));
-    EXPECT_EQ(a.admit, Admit::kHelloRequired) << a.reason;
-    EXPECT_GT(a.max_inflight, 0);
-    EXPECT_TRUE(c->SendMessage(protocol::Type::kHello,
-                               HelloPayload(name, key, flags), 3)
-                    .ok());
-    protocol::Header h;
-    std::string payload;
-    protocol::Accept w;
-    Status st = c->ReceiveMessage(&h, &payload);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    if (!st.ok()) return w;
-    EXPECT_EQ(h.type, protocol::Type::kWelcome);
-    st = protocol::DecodeAccept(payload.data(), payload.size(), &w);
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    protocol::Accept w = SendHello(c, name, key, flags);
+    Status st;
     // Admitted: the WELCOME carries a ticket, not descriptors; the
     // connection with it is made in the keyspace's protection domain.
     if (w.admit == Admit::kReconnect) {

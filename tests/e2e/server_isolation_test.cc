@@ -38,30 +38,10 @@ class ServerIsolationTest : public ServerTest {
     flags.insert(flags.end(), extra.begin(), extra.end());
     StartServer(flags);
   }
-  // HELLO-flow connect + HELLO; returns the WELCOME (not reconnected).
-  protocol::Accept Hello(RawClient* c, const std::string& name,
-                         const std::string& key, uint8_t flags = 0) {
-    protocol::Accept a =
-        ConnectRaw(c, ConnectPdata("", protocol::kConnectHello));
-    EXPECT_EQ(a.admit, Admit::kHelloRequired) << a.reason;
-    EXPECT_TRUE(c->SendMessage(protocol::Type::kHello,
-                               HelloPayload(name, key, flags), 3)
-                    .ok());
-    protocol::Header h;
-    std::string payload;
-    protocol::Accept w;
-    Status st = c->ReceiveMessage(&h, &payload);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    if (!st.ok()) return w;
-    EXPECT_EQ(h.type, protocol::Type::kWelcome);
-    st = protocol::DecodeAccept(payload.data(), payload.size(), &w);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return w;
-  }
   // An authorised vault client: HELLO with the key, ticket reconnect, a
   // grant. Fills *a (with a->grant).
   void ConnectVault(RawClient* c, protocol::Accept* a, uint8_t flags = 0) {
-    protocol::Accept w = Hello(c, "vault", kVaultKey, flags);
+    protocol::Accept w = SendHello(c, "vault", kVaultKey, flags);
     ASSERT_EQ(w.admit, Admit::kReconnect) << w.reason;
     *a = Reconnect(c, w);
     ASSERT_EQ(a->admit, Admit::kOk) << a->reason;
@@ -314,7 +294,8 @@ TEST_F(ServerIsolationTest, CommittedRecordIsNoLongerWritableByItsWriter) {
 TEST_F(ServerIsolationTest, TicketIsSingleUseAndRandomOnesAreRefused) {
   StartWithVault();
   RawClient c;
-  protocol::Accept w = Hello(&c, "vault", kVaultKey, protocol::kConnectCreate);
+  protocol::Accept w =
+      SendHello(&c, "vault", kVaultKey, protocol::kConnectCreate);
   ASSERT_EQ(w.admit, Admit::kReconnect) << w.reason;
   const std::string ticket(reinterpret_cast<const char*>(w.ticket),
                            protocol::kTicketSize);
@@ -350,7 +331,7 @@ TEST_F(ServerIsolationTest, TicketIsSingleUseAndRandomOnesAreRefused) {
   }
   // A second HELLO gets a fresh ticket that works.
   RawClient c2;
-  protocol::Accept w2 = Hello(&c2, "vault", kVaultKey);
+  protocol::Accept w2 = SendHello(&c2, "vault", kVaultKey);
   ASSERT_EQ(w2.admit, Admit::kReconnect) << w2.reason;
   EXPECT_NE(std::memcmp(w2.ticket, w.ticket, protocol::kTicketSize), 0);
   protocol::Accept a2 = Reconnect(&c2, w2);
@@ -362,7 +343,8 @@ TEST_F(ServerIsolationTest, TicketIsSingleUseAndRandomOnesAreRefused) {
 TEST_F(ServerIsolationTest, TicketExpires) {
   StartWithVault();
   RawClient c;
-  protocol::Accept w = Hello(&c, "vault", kVaultKey, protocol::kConnectCreate);
+  protocol::Accept w =
+      SendHello(&c, "vault", kVaultKey, protocol::kConnectCreate);
   ASSERT_EQ(w.admit, Admit::kReconnect) << w.reason;
   c.Disconnect();
   sleep(11);
@@ -381,7 +363,8 @@ TEST_F(ServerIsolationTest, TicketExpires) {
 TEST_F(ServerIsolationTest, TicketConnectIsLoggedWithItsKeyspace) {
   StartWithVault();
   RawClient c;
-  protocol::Accept w = Hello(&c, "vault", kVaultKey, protocol::kConnectCreate);
+  protocol::Accept w =
+      SendHello(&c, "vault", kVaultKey, protocol::kConnectCreate);
   ASSERT_EQ(w.admit, Admit::kReconnect) << w.reason;
   const std::string ticket(reinterpret_cast<const char*>(w.ticket),
                            protocol::kTicketSize);

@@ -150,6 +150,28 @@ class ServerTest : public ::testing::Test {
                     .ok());
     return ack;
   }
+  // A HELLO-flow connect plus HELLO; returns the WELCOME's accept (not
+  // reconnected with its ticket).
+  protocol::Accept SendHello(RawClient* c, const std::string& name,
+                             const std::string& key, uint8_t flags = 0) {
+    protocol::Accept a =
+        ConnectRaw(c, ConnectPdata("", protocol::kConnectHello));
+    EXPECT_EQ(a.admit, protocol::Admit::kHelloRequired) << a.reason;
+    EXPECT_GT(a.max_inflight, 0);
+    EXPECT_TRUE(c->SendMessage(protocol::Type::kHello,
+                               HelloPayload(name, key, flags), 3)
+                    .ok());
+    protocol::Header h;
+    std::string payload;
+    protocol::Accept w;
+    Status st = c->ReceiveMessage(&h, &payload);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    if (!st.ok()) return w;
+    EXPECT_EQ(h.type, protocol::Type::kWelcome);
+    st = protocol::DecodeAccept(payload.data(), payload.size(), &w);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return w;
+  }
   // After a WELCOME that said reconnect (HELLO admitted): connects `c`
   // again with the WELCOME's ticket and returns that connection's accept.
   protocol::Accept Reconnect(RawClient* c, const protocol::Accept& welcome) {
@@ -247,6 +269,20 @@ struct Putter {
     return Status::Ok();
   }
 };
+
+// Puts `value` under fresh keys through `p` until the keyspace says
+// no_space; returns how many were stored (the test fails if it never
+// fills, or on another error).
+inline int FillKeyspace(Putter* p, const std::string& value) {
+  int stored = 0;
+  Status st;
+  for (; stored < 5000; stored++) {
+    st = p->Put("k" + std::to_string(stored), value, stored);
+    if (!st.ok()) break;
+  }
+  EXPECT_EQ(st.code(), StatusCode::kNoSpace) << st.ToString();
+  return stored;
+}
 
 // For tests with hundreds of commits: the pool in memory (tmpfs) when
 // there is one, so that each commit's msync is cheap.
