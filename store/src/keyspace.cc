@@ -7,6 +7,7 @@
 
 #include "index_slots.h"
 #include "kv/index_format.h"
+#include "kv/store/commit_pipeline.h"
 #include "segment_table.h"
 
 namespace kv::store {
@@ -38,7 +39,8 @@ Keyspace::Keyspace(const pool_format::CatalogEntry& e, Mapping* mapping,
       segments_(std::make_unique<SegmentTable>(
           static_cast<uint32_t>(e.log_size / e.segment_size), e.segment_size,
           grace_period)),
-      stripes_(new std::mutex[kStripes]) {}
+      stripes_(new std::mutex[kStripes]),
+      pipeline_(std::make_unique<CommitPipeline>(this)) {}
 
 Keyspace::~Keyspace() = default;
 

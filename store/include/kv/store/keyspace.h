@@ -36,6 +36,7 @@
 namespace kv::store {
 
 class CommitGroup;
+class CommitPipeline;
 class SegmentTable;
 
 class Keyspace {
@@ -160,6 +161,9 @@ class Keyspace {
   // request's condition does not hold; nothing changed), no_space (the
   // key's buckets are full), permission_denied (read-only).
   Result<CommitResult> Commit(const CommitRequest& request);
+  // The keyspace's commit pipeline: batches of commits from any number of
+  // writers, one commit point for what arrives together.
+  CommitPipeline& pipeline() { return *pipeline_; }
 
   // Copies the value of `key` into *value: the valid version with the
   // highest sequence among the slots holding the key (more than one only
@@ -289,6 +293,7 @@ class Keyspace {
   bool unclean_ = false;  // not closed cleanly (repaired unless read-only)
   std::unique_ptr<SegmentTable> segments_;
   std::unique_ptr<std::mutex[]> stripes_;
+  std::unique_ptr<CommitPipeline> pipeline_;
   std::mutex clean_mu_;
   // Old slots that updates cleared without a persist; a grant persists
   // them (one persist point) before a segment can be rewritten.
