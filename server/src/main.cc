@@ -6,12 +6,15 @@
 #include <gflags/gflags.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kv/server/server_options.h"
@@ -28,7 +31,10 @@ DEFINE_string(segment_size, "4M",
               "log segment size of keyspaces this server creates");
 DEFINE_uint64(index_capacity, 65536,
               "keys the index of a keyspace this server creates is sized for");
-DEFINE_uint32(max_connections, 256, "connections served at once");
+DEFINE_uint32(max_connections, 10000,
+              "connections served at once (an idle one costs ~20 KiB and a "
+              "few fds: server/README.md, \"Workers\")");
+DEFINE_uint32(workers, 0, "threads that drive the sessions (0: one per core)");
 DEFINE_bool(allow_create, false,
             "let clients create missing keyspaces (create-if-missing flag)");
 DEFINE_string(access_keys, "",
@@ -39,12 +45,15 @@ DEFINE_double(cleaner_threshold, 0.5,
               "cleaner");
 DEFINE_uint32(max_inflight, 32, "messages a client may have outstanding");
 DEFINE_uint32(spin_us, 0,
-              "busy-poll a session's completions this long before blocking "
-              "(0: block at once; see server/README.md)");
+              "after a busy pass a worker busy-polls its sessions' "
+              "completions this long before blocking (0: block at once; see "
+              "server/README.md)");
 DEFINE_bool(group_commit, true,
-            "make the COMMITs a session receives together durable with one "
-            "persist point (one msync on a file pool) before acknowledging "
-            "them all; false: one persist point per COMMIT");
+            "make the COMMITs that arrive together (from every session of a "
+            "worker's pass, and from all workers while a persist runs) "
+            "durable with one persist point (one msync on a file pool) "
+            "before acknowledging them; false: one persist point per "
+            "COMMIT");
 DEFINE_bool(info_all_keyspaces, false,
             "INFO lists every keyspace and its stats to every client (else "
             "a client sees only its own keyspace: do not set this when "
@@ -175,6 +184,10 @@ int BuildOptions(kv::server::ServerOptions* out) {
   o->segment_size = static_cast<uint32_t>(*seg);
   o->index_capacity = FLAGS_index_capacity;
   o->max_connections = FLAGS_max_connections;
+  if (FLAGS_workers > 1024) return Usage("--workers must be at most 1024");
+  o->workers = FLAGS_workers != 0
+                   ? FLAGS_workers
+                   : std::max(1u, std::thread::hardware_concurrency());
   o->allow_create = FLAGS_allow_create;
   o->access_keys_path = FLAGS_access_keys;
   o->cleaner_threshold = FLAGS_cleaner_threshold;
@@ -203,6 +216,31 @@ int BuildOptions(kv::server::ServerOptions* out) {
 
 }  // namespace
 
+// Each connection holds a few fds (socket, completion and event
+// channels): the soft limit is raised to the hard one, and a limit that
+// cannot hold --max_connections is said at start, not found at the
+// 1,000th client.
+static void RaiseFdLimit(uint32_t max_connections) {
+  constexpr rlim_t kFdsPerConnection = 4;
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  if (lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &lim);
+    (void)getrlimit(RLIMIT_NOFILE, &lim);
+  }
+  const rlim_t need = kFdsPerConnection * max_connections + 64;
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need) {
+    kv::server::Logf(
+        "warning: the open-file limit (%llu) holds about %llu connections, "
+        "not --max_connections=%u (raise it: ulimit -n %llu)",
+        static_cast<unsigned long long>(lim.rlim_cur),
+        static_cast<unsigned long long>((lim.rlim_cur - 64) /
+                                        kFdsPerConnection),
+        max_connections, static_cast<unsigned long long>(need));
+  }
+}
+
 int main(int argc, char** argv) {
   gflags::SetUsageMessage("kvserver --pool=PATH [flags]");
   if (int rc = ParseFlags(argc, argv); rc >= 0) return rc;
@@ -229,6 +267,7 @@ int main(int argc, char** argv) {
   sigaction(SIGINT, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  RaiseFdLimit(options.max_connections);
   auto server = kv::server::Server::Open(options);
   if (!server.ok()) {
     const kv::Status& st = server.status();

@@ -74,6 +74,14 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   s->admission_ =
       std::make_unique<Admission>(s->keyspaces_.get(), s->keys_.get(),
                                   options.allow_create, s->auth_delay_.get());
+  Worker::Options wo;
+  wo.spin_us = options.spin_us;
+  wo.stats = &s->stats_;
+  for (uint32_t i = 0; i < options.workers; i++) {
+    Result<std::unique_ptr<Worker>> w = Worker::Start(static_cast<int>(i), wo);
+    if (!w.ok()) return w.status();
+    s->workers_.push_back(std::move(w).value());
+  }
   s->cleaner_ = std::make_unique<CleanerPolicy>(s->keyspaces_.get(), &s->stats_,
                                                 options.cleaner_threshold,
                                                 std::chrono::milliseconds(200));
@@ -183,9 +191,9 @@ Server::~Server() { Shutdown(); }
 
 void Server::Run(int stop_fd) {
   cleaner_->Start();
-  Logf("ready on %s (provider %s, pool %s, max %u connections)",
+  Logf("ready on %s (provider %s, pool %s, %zu workers, max %u connections)",
        options_.listen.ToString().c_str(), provider_.c_str(),
-       options_.pool_path.c_str(), options_.max_connections);
+       options_.pool_path.c_str(), workers_.size(), options_.max_connections);
   Logf(
       "limits: %u pending HELLOs (%lld ms), idle timeout %lld ms, %u "
       "REFILLs/s (burst %u) per connection, %u%% of a keyspace's segments "
@@ -210,7 +218,6 @@ void Server::Run(int stop_fd) {
     if (fds[1].revents) break;
     if (fds[0].revents) AcceptPending();
     ReapClosing(false);
-    ReapSessions(false);
   }
   Log("shutting down: no new connections; finishing sessions");
 }
@@ -254,7 +261,7 @@ void Server::Admit(rpma_conn_req* req) {
   const size_t pending_cap =
       std::min(options_.max_pending_hello, options_.max_connections);
   if (cr.hello()) {
-    const size_t pending = PendingHellos();
+    const size_t pending = pending_hellos_.load(std::memory_order_relaxed);
     if (pending >= pending_cap) {
       return Refuse(req,
                     {protocol::Admit::kTooManyConnections,
@@ -299,7 +306,7 @@ void Server::Admit(rpma_conn_req* req) {
   env.admission = admission_.get();
   env.keyspaces = keyspaces_.get();
   env.stats = &stats_;
-  env.stop_fd = session_stop_fd_;
+  env.pending_hellos = &pending_hellos_;
   env.max_inflight = options_.max_inflight;
   env.hello_timeout = options_.hello_timeout;
   env.idle_timeout = options_.idle_timeout;
@@ -307,7 +314,6 @@ void Server::Admit(rpma_conn_req* req) {
   env.refill_rate = options_.refill_rate;
   env.refill_burst = options_.refill_burst;
   env.provider = provider_;
-  env.spin_us = options_.spin_us;
   env.group_commit = options_.group_commit;
   Result<std::unique_ptr<Session>> made = Session::Create(env, id);
   if (!made.ok()) {
@@ -350,9 +356,12 @@ void Server::Admit(rpma_conn_req* req) {
          static_cast<unsigned long long>(id), cr.ticket() ? " by ticket" : "",
          ks->keyspace->name().c_str());
   }
-  Session* raw = session.get();
-  sessions_.push_back(Running{std::move(session), std::thread()});
-  sessions_.back().thread = std::thread([raw] { raw->Run(); });
+  // The worker with the fewest sessions drives it from now on.
+  Worker* w = workers_.front().get();
+  for (const std::unique_ptr<Worker>& c : workers_) {
+    if (c->sessions() < w->sessions()) w = c.get();
+  }
+  w->Adopt(std::move(session));
 }
 
 void Server::Refuse(rpma_conn_req* req, const Refusal& r, uint64_t id) {
@@ -399,38 +408,21 @@ void Server::ReapClosing(bool all) {
   }
 }
 
-void Server::ReapSessions(bool all) {
-  for (auto it = sessions_.begin(); it != sessions_.end();) {
-    if (all || it->session->done()) {
-      if (it->thread.joinable()) it->thread.join();
-      it = sessions_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
-size_t Server::PendingHellos() const {
-  size_t n = 0;
-  for (const Running& r : sessions_) {
-    n += r.session->awaiting_hello() && !r.session->done();
-  }
-  return n;
-}
-
 void Server::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   // 1. No new connections.
   if (ep_ != nullptr) rpma_ep_shutdown(&ep_);
   // 2. Every session handles what it has received, returns its grant and
-  //    disconnects; their threads end.
+  //    disconnects; the workers end.
   if (session_stop_fd_ >= 0) {
     uint64_t one = 1;
     (void)!write(session_stop_fd_, &one, sizeof(one));
   }
-  const size_t n = sessions_.size();
-  ReapSessions(true);
+  size_t n = 0;
+  for (const std::unique_ptr<Worker>& w : workers_) n += w->sessions();
+  for (const std::unique_ptr<Worker>& w : workers_) w->Stop();
+  workers_.clear();
   if (refusal_log_ != nullptr) refusal_log_->Flush();  // the last summary
   ReapClosing(true);
   if (n != 0) Logf("shutdown: %zu sessions closed", n);

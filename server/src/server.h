@@ -1,6 +1,7 @@
 // kv::server::Server — kvserver's lifecycle: opens (or creates) the pool,
-// the RPMA peer and the listening endpoint; admits connections (one
-// thread per session); runs the cleaner; shuts down cleanly.
+// the RPMA peer and the listening endpoint; admits connections and
+// hands each session to the least loaded of a fixed set of workers
+// (worker.h); runs the cleaner; shuts down cleanly.
 //
 // Open() → Run(stop_fd) (returns when stop_fd becomes readable) → the
 // destructor, whose order is the shutdown: stop accepting, let every
@@ -12,7 +13,6 @@
 #define KV_SERVER_SERVER_H_
 
 #include <atomic>
-#include <list>
 #include <memory>
 #include <string>
 #include <thread>
@@ -31,6 +31,7 @@
 #include "session.h"
 #include "stats.h"
 #include "tickets.h"
+#include "worker.h"
 
 struct ibv_context;
 struct rpma_peer;
@@ -70,19 +71,12 @@ class Server {
   // Accepts with a refusal status and disconnects once it is established.
   void Refuse(rpma_conn_req* req, const Refusal& r, uint64_t session_id);
   void ReapClosing(bool all);
-  void ReapSessions(bool all);
-  // Sessions still waiting for (or refused after) their HELLO.
-  size_t PendingHellos() const;
   void Shutdown();
 
   struct Closing {
     rpma_conn* conn = nullptr;
     std::chrono::steady_clock::time_point deadline;
     bool disconnected = false;
-  };
-  struct Running {
-    std::unique_ptr<Session> session;
-    std::thread thread;
   };
 
   ServerOptions options_;
@@ -105,7 +99,9 @@ class Server {
   std::unique_ptr<CleanerPolicy> cleaner_;
   std::string provider_;
   int session_stop_fd_ = -1;  // eventfd, written once at shutdown
-  std::list<Running> sessions_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  // Sessions still waiting for (or refused after) their HELLO.
+  std::atomic<uint64_t> pending_hellos_{0};
   std::vector<Closing> closing_;
   uint64_t next_session_id_ = 1;
   bool shut_down_ = false;

@@ -1,23 +1,21 @@
-// Session lifecycle: admission-time setup, the poll loop, connection
-// events and teardown (session_io.cc reaps completions and sends;
+// Session lifecycle: admission-time setup, start, deadlines, connection
+// events and the ending (session_io.cc reaps completions and sends;
 // session_messages.cc handles the messages).
 #include "session.h"
 
 #include <fcntl.h>
 #include <librpma.h>
-#include <poll.h>
+#include <sys/mman.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include "log.h"
 
 namespace kv::server {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 int SetNonBlocking(int fd) {
@@ -38,15 +36,26 @@ Session::Session(const SessionEnv& env, uint64_t id)
     : env_(env),
       id_(id),
       recv_slots_(env.max_inflight),
-      send_slots_(2u * env.max_inflight + 1),
-      buf_((recv_slots_ + send_slots_) * kSlot, 0) {
+      // A reply per request in flight, one spare (an ERROR); a reply whose
+      // slot has not completed yet waits in the outbox.
+      send_slots_(env.max_inflight + 1u) {
   for (size_t i = 0; i < send_slots_; i++) free_send_.push_back(i);
 }
 
 Result<std::unique_ptr<Session>> Session::Create(const SessionEnv& env,
                                                  uint64_t id) {
   std::unique_ptr<Session> s(new Session(env, id));
-  int rc = rpma_mr_reg(env.peer, s->buf_.data(), s->buf_.size(),
+  // Anonymous pages: zero, and resident only once a message touches them
+  // (an idle connection's slots cost no memory).
+  s->buf_size_ = (s->recv_slots_ + s->send_slots_) * kSlot;
+  void* p = mmap(nullptr, s->buf_size_, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    s->buf_size_ = 0;
+    return Status::Unavailable("mapping message buffers failed");
+  }
+  s->buf_ = static_cast<uint8_t*>(p);
+  int rc = rpma_mr_reg(env.peer, s->buf_, s->buf_size_,
                        RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &s->mr_);
   if (rc) {
     return Status::Unavailable(std::string("registering message buffers: ") +
@@ -59,10 +68,11 @@ Session::~Session() {
   // Teardown order: grant first (its write region must go before its
   // segment is sealed; GrantHolder does both), then the connection, then
   // the buffers its posted receives pointed into.
-  group_.reset();  // pending commits reach their commit point first
+  SetAwaitingHello(false);
   grant_.reset();
   if (conn_ != nullptr) rpma_conn_delete(&conn_);
   if (mr_ != nullptr) rpma_mr_dereg(&mr_);
+  if (buf_ != nullptr) munmap(buf_, buf_size_);
 }
 
 bool Session::Bind(OpenKeyspace* ks, Refusal* /*refusal*/) {
@@ -77,11 +87,33 @@ bool Session::Bind(OpenKeyspace* ks, Refusal* /*refusal*/) {
   limits.refill_burst = env_.refill_burst;
   grant_ = std::make_unique<GrantHolder>(env_.peer, ks->keyspace.get(), limits);
   ks_ = ks;
-  group_ = std::make_unique<store::CommitGroup>(ks->keyspace.get());
   hello_pending_ = false;
   last_message_ = Clock::now();
   awaiting_hello_.store(false, std::memory_order_release);
   return true;
+}
+
+void Session::SetAwaitingHello(bool waiting) {
+  if (env_.pending_hellos == nullptr || waiting == counted_pending_hello_) {
+    return;
+  }
+  counted_pending_hello_ = waiting;
+  if (waiting) {
+    env_.pending_hellos->fetch_add(1, std::memory_order_relaxed);
+  } else {
+    env_.pending_hellos->fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void Session::Attach(rpma_conn* conn) {
+  conn_ = conn;
+  if (grant_ != nullptr) grant_->SetConnection(conn);
+  rpma_conn_get_event_fd(conn_, &ev_fd_);
+  rpma_conn_get_cq(conn_, &cq_);
+  rpma_cq_get_fd(cq_, &cq_fd_);
+  SetNonBlocking(ev_fd_);
+  SetNonBlocking(cq_fd_);
+  SetAwaitingHello(ks_ == nullptr);
 }
 
 // A test failpoint (server/README.md, "Failpoints"): with
@@ -133,87 +165,88 @@ protocol::Accept Session::AcceptData() const {
   return a;
 }
 
-void Session::Run() {
+void Session::Start() {
   hello_pending_ = ks_ == nullptr;
-  int ev_fd = -1, cq_fd = -1;
-  rpma_conn_get_event_fd(conn_, &ev_fd);
-  rpma_conn_get_cq(conn_, &cq_);
-  rpma_cq_get_fd(cq_, &cq_fd);
-  SetNonBlocking(ev_fd);
-  SetNonBlocking(cq_fd);
-  const auto hello_deadline = Clock::now() + env_.hello_timeout;
-  last_message_ = Clock::now();
-  while (end_ == End::kNone) {
-    int timeout_ms = 1000;
-    if (!hello_pending_ && env_.idle_timeout.count() > 0) {
-      auto left = std::chrono::duration_cast<milliseconds>(
-          last_message_ + env_.idle_timeout - Clock::now());
-      if (left.count() <= 0) {
-        EndIdle();
-        break;
-      }
-      if (left.count() < timeout_ms) {
-        timeout_ms = static_cast<int>(left.count()) + 1;
-      }
-    }
-    if (hello_pending_) {
-      auto left = std::chrono::duration_cast<milliseconds>(hello_deadline -
-                                                           Clock::now());
-      if (left.count() <= 0) {
-        EndWith(End::kHelloTimeout);
-        Refusal r{protocol::Admit::kMalformed,
-                  "no HELLO within " +
-                      std::to_string(env_.hello_timeout.count()) + " ms"};
-        RefuseHello(r);
-        break;
-      }
-      timeout_ms = static_cast<int>(left.count()) + 1;
-    }
-    // Optional busy-poll before blocking: completions that arrive within
-    // spin_us are handled without a wakeup (measured: server/README.md).
-    if (env_.spin_us > 0 && !hello_pending_) {
-      const auto spin_end =
-          Clock::now() + std::chrono::microseconds(env_.spin_us);
-      bool got = false;
-      while (!got && end_ == End::kNone && Clock::now() < spin_end) {
-        got = DrainSome();
-      }
-      if (got) continue;
-    }
-    pollfd fds[3] = {
-        {cq_fd, POLLIN, 0}, {ev_fd, POLLIN, 0}, {env_.stop_fd, POLLIN, 0}};
-    int n = poll(fds, 3, timeout_ms);
-    if (n < 0) continue;  // EINTR
-    if (fds[0].revents) {
-      // Consumes the notification and re-arms the CQ; then drain, so a
-      // completion that arrives after the drain raises a new event.
-      (void)rpma_cq_wait(cq_);
-      Drain();
-    }
-    if (fds[1].revents) HandleEvents();
-    if (fds[2].revents && end_ == End::kNone) {
-      Drain();  // finish what was received before the shutdown
-      EndWith(End::kShutdown);
-    }
-  }
-  Finish();
+  const auto now = Clock::now();
+  hello_deadline_ = now + env_.hello_timeout;
+  last_message_ = now;
 }
 
-void Session::HandleEvents() {
+void Session::OnCqEvent() {
+  // Consumes the notification and re-arms the CQ; the worker then pumps,
+  // so a completion that arrives after the pump raises a new event.
+  if (cq_ != nullptr) (void)rpma_cq_wait(cq_);
+}
+
+Session::Clock::time_point Session::NextDeadline() const {
+  if (done()) return Clock::time_point::max();
+  if (phase_ != Phase::kOpen) return phase_deadline_;
+  Clock::time_point t = Clock::time_point::max();
+  if (!outbox_.empty()) t = outbox_since_ + kReplyTimeout;
+  if (hello_pending_) {
+    t = std::min(t, hello_deadline_);
+  } else if (env_.idle_timeout.count() > 0) {
+    t = std::min(t, last_message_ + env_.idle_timeout);
+  }
+  return t;
+}
+
+void Session::OnTimer(Clock::time_point now) {
+  if (done()) return;
+  if (phase_ != Phase::kOpen) {
+    AdvanceEnd(now);
+    return;
+  }
+  if (!outbox_.empty() && now >= outbox_since_ + kReplyTimeout) {
+    end_detail_ = "client does not take its replies";
+    EndWith(End::kPeerGone);
+  } else if (hello_pending_ && now >= hello_deadline_) {
+    EndWith(End::kHelloTimeout);
+    RefuseHello({protocol::Admit::kMalformed,
+                 "no HELLO within " +
+                     std::to_string(env_.hello_timeout.count()) + " ms"});
+  } else if (!hello_pending_ && env_.idle_timeout.count() > 0 &&
+             now >= last_message_ + env_.idle_timeout) {
+    EndIdle();
+  }
+  if (end_ != End::kNone) BeginEnd();
+}
+
+void Session::NoteClosedEvents() {
   for (;;) {
     rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-    int rc = rpma_conn_next_event(conn_, &ev);
-    if (rc) return;  // RPMA_E_NO_EVENT
+    if (rpma_conn_next_event(conn_, &ev) != 0) return;  // RPMA_E_NO_EVENT
     if (ev == RPMA_CONN_ESTABLISHED) {
       established_ = true;
     } else if (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST) {
+      if (!closed_ && end_detail_.empty()) {
+        end_detail_ = rpma_utils_conn_event_2str(ev);
+      }
       closed_ = true;
-      Drain();  // messages that arrived before the close still count
-      end_detail_ = rpma_utils_conn_event_2str(ev);
-      EndWith(End::kPeerGone);
-      return;
     }
   }
+}
+
+void Session::OnConnEvents() {
+  if (done()) return;
+  const bool was_closed = closed_;
+  NoteClosedEvents();
+  if (phase_ != Phase::kOpen) {
+    AdvanceEnd(Clock::now());
+    return;
+  }
+  if (closed_ && !was_closed) {
+    Pump(0);  // messages that arrived before the close still count
+    EndWith(End::kPeerGone);
+    BeginEnd();
+  }
+}
+
+void Session::Shutdown() {
+  if (done() || phase_ != Phase::kOpen) return;
+  Pump(0);  // finish what was received before the shutdown
+  EndWith(End::kShutdown);
+  BeginEnd();
 }
 
 void Session::EndIdle() {
@@ -228,8 +261,11 @@ void Session::EndIdle() {
   EndWith(End::kIdle);
 }
 
-void Session::Finish() {
-  FinishCommits();  // before the grant's segment is sealed or returned
+void Session::BeginEnd() {
+  if (phase_ != Phase::kOpen || end_ == End::kNone) return;
+  phase_ = Phase::kDrainReplies;  // first: the acks below may end it too
+  FlushQueuedCommits();  // before the grant's segment is sealed or returned
+  SetAwaitingHello(false);
   // An idle connection has nothing in flight: its tail is given back.
   const bool give_back =
       end_ == End::kBye || end_ == End::kShutdown || end_ == End::kIdle;
@@ -242,50 +278,46 @@ void Session::Finish() {
            give_back ? "returning" : "sealing", segment, st.ToString().c_str());
     }
   }
-  // Let replies already posted (an ERROR, a refused WELCOME) reach the
-  // client before the disconnect; bounded.
-  const auto deadline = Clock::now() + milliseconds(1000);
-  while (!closed_ && free_send_.size() < send_slots_ &&
-         Clock::now() < deadline) {
-    ibv_wc wc;
-    if (rpma_cq_get_wc(cq_, 1, &wc, nullptr) == 0) {
-      if (wc.wr_id >= kSendBase) free_send_.push_back(wc.wr_id - kSendBase);
-    } else {
-      std::this_thread::yield();
-    }
-  }
-  if (end_ != End::kBye && end_ != End::kShutdown && end_ != End::kIdle) {
-    env_.stats->Add(env_.stats->sessions_lost);
-  }
+  if (!give_back) env_.stats->Add(env_.stats->sessions_lost);
   Logf("session %llu closed (%s%s%s) keyspace '%s': %llu commits",
        static_cast<unsigned long long>(id_), EndName(static_cast<int>(end_)),
        end_detail_.empty() ? "" : ": ", end_detail_.c_str(),
        ks_ != nullptr ? ks_->keyspace->name().c_str() : "-",
        static_cast<unsigned long long>(commits_));
-  if (!closed_ && (end_ == End::kError || end_ == End::kHelloTimeout ||
-                   end_ == End::kIdle)) {
-    // After an ERROR or a refused WELCOME let the client hang up first
-    // (bounded): it reads the reply before it sees a CLOSED from us.
-    WaitClosed(milliseconds(250));
-  }
-  rpma_conn_disconnect(conn_);
-  if (!closed_) WaitClosed(milliseconds(1000));
-  rpma_conn_delete(&conn_);
-  env_.stats->connections_active.fetch_sub(1, std::memory_order_relaxed);
-  done_.store(true, std::memory_order_release);
+  // Let replies already posted (an ERROR, a refused WELCOME) reach the
+  // client before the disconnect; bounded.
+  phase_deadline_ = Clock::now() + milliseconds(1000);
+  AdvanceEnd(Clock::now());
 }
 
-void Session::WaitClosed(milliseconds timeout) {
-  int ev_fd = -1;
-  rpma_conn_get_event_fd(conn_, &ev_fd);
-  const auto deadline = Clock::now() + timeout;
-  while (!closed_ && Clock::now() < deadline) {
-    pollfd p{ev_fd, POLLIN, 0};
-    poll(&p, 1, 50);
-    rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-    while (rpma_conn_next_event(conn_, &ev) == 0) {
-      if (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST) closed_ = true;
+void Session::AdvanceEnd(Clock::time_point now) {
+  if (phase_ == Phase::kDrainReplies) {
+    if (!closed_) {
+      (void)ReapSends();
+      FlushOutbox();
     }
+    const bool drained = outbox_.empty() && free_send_.size() == send_slots_;
+    if (!closed_ && !drained && now < phase_deadline_) return;
+    phase_ = Phase::kAwaitHangup;
+    // After an ERROR or a refused WELCOME let the client hang up first
+    // (bounded): it reads the reply before it sees a CLOSED from us.
+    const bool wait_hangup =
+        end_ == End::kError || end_ == End::kHelloTimeout || end_ == End::kIdle;
+    phase_deadline_ = now + (wait_hangup ? milliseconds(250) : milliseconds(0));
+  }
+  if (phase_ == Phase::kAwaitHangup) {
+    if (!closed_ && now < phase_deadline_) return;
+    rpma_conn_disconnect(conn_);
+    phase_ = Phase::kDisconnecting;
+    phase_deadline_ = now + milliseconds(1000);
+    NoteClosedEvents();
+  }
+  if (phase_ == Phase::kDisconnecting) {
+    if (!closed_ && now < phase_deadline_) return;
+    // The connection is deleted by the destructor, after the worker has
+    // stopped watching its fds.
+    env_.stats->connections_active.fetch_sub(1, std::memory_order_relaxed);
+    done_.store(true, std::memory_order_release);
   }
 }
 

@@ -5,22 +5,38 @@
 //
 // Life: the acceptor Create()s a session, Bind()s it to an admitted
 // keyspace (or leaves it waiting for HELLO), PostReceives() on the
-// request, accepts with AcceptData() and hands the connection to Run()
-// on the session's own thread. Run() returns when the client says BYE,
-// disconnects or dies (CLOSED/LOST), breaks the protocol (ERROR sent),
-// does not send HELLO in time, sends nothing for --idle_timeout_ms once
-// admitted (ERROR timed_out, then its grant is returned), or the server
-// shuts down (messages already received are still handled first).
+// request, accepts with AcceptData(), Attach()es the connection and hands
+// the session to a Worker (worker.h), which drives it from then on, on
+// the worker's thread only: Start(), then Pump() whenever its CQ has
+// completions, OnConnEvents() when its connection reports an event,
+// OnTimer() at its deadlines. No call blocks. A session ends when the
+// client says BYE, disconnects or dies (CLOSED/LOST), breaks the protocol
+// (ERROR sent), does not send HELLO in time, sends nothing for
+// --idle_timeout_ms once admitted (ERROR timed_out), does not take its
+// replies for 5 s, or the server shuts down (messages already received
+// are still handled first). Ending is a sequence of bounded waits driven
+// by events and deadlines: replies already posted drain (1 s), after an
+// ERROR the client may hang up first (250 ms), then disconnect and wait
+// for CLOSED (1 s); then done().
 // Grants are lazy: Bind takes none; the client's first REFILL does.
-// Commits: the COMMITs of one reaped batch of completions go into the
-// session's CommitGroup and are acknowledged together after its one
-// persist point (FinishCommits), or one by one without --group_commit.
+// Commits: a COMMIT is checked against the grant and queued; the worker
+// hands the queued COMMITs of every session of one pass to their
+// keyspace's CommitPipeline in one call (FlushQueuedCommits does the same
+// for this session alone, before any non-COMMIT message is handled, so
+// replies keep request order) and CompleteCommits() sends the acks. With
+// --group_commit=false each COMMIT is committed on its own at once.
+// Fairness: Pump handles at most `budget` completions and says whether
+// more wait; the worker comes back to it after the other sessions.
 // Buffers: the receive slots and send slots are one registration owned by
-// the session; a posted receive owns its slot until its completion is
-// reaped, a posted send until its completion. Teardown order: grant
+// the session (mapped lazily: an idle connection's untouched slots cost
+// no memory); a posted receive owns its slot until its completion is
+// reaped, a posted send until its completion. A reply that finds no free
+// send slot waits in the outbox, and receives are not handled (nor
+// reposted) meanwhile: the client is held back. Teardown order: grant
 // (deregistered, then sealed or returned), connection (disconnect,
 // delete), then the message buffers.
-// Thread-safety: Run() on one thread; done() from any.
+// Thread-safety: every method on the owning worker's thread (the acceptor
+// before hand-over); done(), awaiting_hello() from any.
 #ifndef KV_SERVER_SESSION_H_
 #define KV_SERVER_SESSION_H_
 
@@ -39,7 +55,7 @@
 #include "grants.h"
 #include "keyspace_table.h"
 #include "kv/protocol.h"
-#include "kv/store/commit_group.h"
+#include "kv/store/commit_pipeline.h"
 #include "refusal_log.h"
 #include "stats.h"
 #include "tickets.h"
@@ -64,7 +80,9 @@ struct SessionEnv {
   KeyspaceTable* keyspaces = nullptr;
   Stats* stats = nullptr;
   RefusalLog* refusal_log = nullptr;  // refused COMMITs, summarized
-  int stop_fd = -1;                   // readable once the server shuts down
+  // Connections still waiting for (or refused after) their HELLO; each
+  // session counts itself in while it waits.
+  std::atomic<uint64_t>* pending_hellos = nullptr;
   uint16_t max_inflight = 32;
   std::chrono::milliseconds hello_timeout{2000};
   std::chrono::milliseconds idle_timeout{0};  // 0: never
@@ -72,12 +90,13 @@ struct SessionEnv {
   uint32_t refill_rate = 20;
   uint32_t refill_burst = 8;
   std::string provider;
-  uint32_t spin_us = 0;      // busy-poll the CQ this long before blocking
-  bool group_commit = true;  // one persist point per reaped batch
+  bool group_commit = true;  // COMMITs of one pass share a commit point
 };
 
 class Session {
  public:
+  using Clock = std::chrono::steady_clock;
+
   // Registers the message buffers. Errors: unavailable.
   static Result<std::unique_ptr<Session>> Create(const SessionEnv& env,
                                                  uint64_t id);
@@ -95,12 +114,36 @@ class Session {
   // "hello required".
   protocol::Accept AcceptData() const;
   // The accepted connection (owned from now on).
-  void Attach(rpma_conn* conn) {
-    conn_ = conn;
-    if (grant_ != nullptr) grant_->SetConnection(conn);
+  void Attach(rpma_conn* conn);
+
+  // --- driven by the owning Worker, on its thread ---
+  // Makes the CQ and event fds non-blocking and starts the deadlines.
+  void Start();
+  int cq_fd() const { return cq_fd_; }
+  int event_fd() const { return ev_fd_; }
+  // The CQ fd was readable: consumes its notification (re-arms the CQ).
+  void OnCqEvent();
+  // Handles at most `budget` completions (0: all there are); *handled (if
+  // given) gets how many it did. true when more may be waiting: call
+  // again without waiting for the fd.
+  bool Pump(size_t budget, size_t* handled = nullptr);
+  void OnConnEvents();
+  // Deadlines (HELLO, idle, a reply not taken, the ending's waits).
+  void OnTimer(Clock::time_point now);
+  // The earliest instant OnTimer has something to do; max() if none.
+  Clock::time_point NextDeadline() const;
+  // Server shutdown: handles what was received, then ends.
+  void Shutdown();
+
+  // COMMITs checked and queued by Pump, waiting for their commit point.
+  size_t queued_commits() const { return queued_.size(); }
+  const store::CommitRequest& queued_commit(size_t i) const {
+    return queued_[i].request;
   }
-  // The session's thread body.
-  void Run();
+  OpenKeyspace* keyspace() const { return ks_; }
+  // The results of the queued COMMITs, in order (results[0, n) with
+  // n == queued_commits()): acks sent, queue emptied.
+  void CompleteCommits(const Result<store::CommitResult>* results);
 
   bool done() const { return done_.load(std::memory_order_acquire); }
   // Not admitted yet (a HELLO connection before its HELLO was accepted,
@@ -109,6 +152,9 @@ class Session {
     return awaiting_hello_.load(std::memory_order_acquire);
   }
   uint64_t id() const { return id_; }
+
+  // The owning worker's bookkeeping (the pass it was last listed in).
+  uint64_t worker_pass = 0;
 
  private:
   enum class End {
@@ -120,41 +166,51 @@ class Session {
     kShutdown,
     kIdle
   };
+  // After End is set: replies drain, the client may hang up first (after
+  // an ERROR), disconnect and wait for CLOSED, done.
+  enum class Phase { kOpen, kDrainReplies, kAwaitHangup, kDisconnecting };
   static constexpr size_t kSlot = protocol::kMaxMessage;  // buffer slot size
   // op_context values: receive slot i is i + 1; send slot i is kSendBase + i.
   static constexpr uint64_t kSendBase = 1u << 20;
+  static constexpr auto kReplyTimeout = std::chrono::milliseconds(5000);
 
   Session(const SessionEnv& env, uint64_t id);
-  // Reaps every available completion (and those deferred by a send that
-  // waited for a slot), handling received messages in order.
-  void Drain();
-  // Reaps what is available now (one poll); true if anything was.
-  bool DrainSome();
   void HandleCompletion(const ibv_wc& wc);
   void HandleMessage(const uint8_t* data, size_t len);
   void HandleHello(const protocol::Header& h, const protocol::Hello& hello);
   void HandleCommit(const protocol::Header& h, const protocol::Commit& c);
-  // The commit point of the COMMITs handled since the last call (group
-  // commit), then their acks, in order. Called after every reaped batch
-  // of completions and before any other message is handled.
-  void FinishCommits();
+  // Acks one COMMIT's result (stats, refusal log, grant accounting);
+  // `req` is null only for a COMMIT refused before it became a request.
+  void AckCommit(uint32_t request_id, const store::CommitRequest* req,
+                 const Result<store::CommitResult>& r);
+  // Commits this session's queued COMMITs alone, now.
+  void FlushQueuedCommits();
   void HandleRefill(const protocol::Header& h, bool for_delete);
   void HandleInfo(const protocol::Header& h, protocol::InfoTopic topic);
-  void HandleEvents();
   // Sends ERROR and ends the session (protocol violation).
   void Fail(uint32_t request_id, StatusCode code, const std::string& why);
   // WELCOME with a refusal, then end.
   void RefuseHello(const Refusal& r);
-  // Sends one message; waits (bounded) for a free send slot.
+  // Sends one message, or queues it in the outbox when no send slot is
+  // free.
   void Send(protocol::Type type, uint32_t request_id, const uint8_t* payload,
             size_t len);
-  bool WaitSendSlot(std::chrono::milliseconds timeout);
+  // Posts message bytes from a free send slot (there is one).
+  void PostSend(const uint8_t* msg, size_t n);
+  // Reaps completions without handling receives (deferred); true if a
+  // send slot is free.
+  bool ReapSends();
+  // Posts outbox messages while send slots are free.
+  void FlushOutbox();
   void RepostReceive(size_t slot);
-  void Finish();
+  // Starts the ending once end_ is set (commits, grant, log line).
+  void BeginEnd();
+  // Moves the ending on when its wait is over.
+  void AdvanceEnd(Clock::time_point now);
   // --idle_timeout_ms passed without a message: ERROR timed_out, end.
   void EndIdle();
-  // Waits (bounded) for CLOSED/LOST on the connection's event fd.
-  void WaitClosed(std::chrono::milliseconds timeout);
+  void NoteClosedEvents();
+  void SetAwaitingHello(bool waiting);
   std::string ServerText() const;
   void EndWith(End e) {
     if (end_ == End::kNone) end_ = e;
@@ -164,27 +220,36 @@ class Session {
   const uint64_t id_;
   const size_t recv_slots_;
   const size_t send_slots_;
-  std::vector<uint8_t> buf_;  // recv slots, then send slots
+  uint8_t* buf_ = nullptr;  // recv slots, then send slots (mmap)
+  size_t buf_size_ = 0;
   rpma_mr_local* mr_ = nullptr;
   rpma_conn* conn_ = nullptr;
   rpma_cq* cq_ = nullptr;
+  int cq_fd_ = -1;
+  int ev_fd_ = -1;
   OpenKeyspace* ks_ = nullptr;
   std::unique_ptr<GrantHolder> grant_;
-  std::unique_ptr<store::CommitGroup> group_;  // with grant_
-  struct PendingAck {
+  struct QueuedCommit {
     uint32_t request_id = 0;
-    protocol::CommitAck ack;
+    store::CommitRequest request;
   };
-  std::vector<PendingAck> acks_;  // sent by FinishCommits
+  std::vector<QueuedCommit> queued_;
+  std::vector<Result<store::CommitResult>> results_;  // FlushQueuedCommits
   std::vector<size_t> free_send_;
-  std::deque<ibv_wc> deferred_;  // receives reaped while waiting to send
+  std::deque<ibv_wc> deferred_;  // receives reaped while sends waited
+  std::deque<std::vector<uint8_t>> outbox_;  // replies waiting for a slot
+  Clock::time_point outbox_since_{};
   bool hello_pending_ = false;
   bool established_ = false;
   bool closed_ = false;  // CLOSED/LOST seen
   End end_ = End::kNone;
+  Phase phase_ = Phase::kOpen;
+  Clock::time_point phase_deadline_{};
   std::string end_detail_;
   uint64_t commits_ = 0;
-  std::chrono::steady_clock::time_point last_message_;  // received
+  Clock::time_point hello_deadline_{};
+  Clock::time_point last_message_{};  // received
+  bool counted_pending_hello_ = false;
   std::atomic<bool> awaiting_hello_{true};
   std::atomic<bool> done_{false};
 };

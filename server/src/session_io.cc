@@ -1,48 +1,74 @@
-// Session completion plumbing: reaping the CQ, reposting receives, and
-// sending replies through a bounded set of send slots.
+// Session completion plumbing: reaping the CQ (bounded per pass),
+// reposting receives, and sending replies through a bounded set of send
+// slots with an outbox behind them. Nothing here blocks.
 #include <librpma.h>
 
-#include <thread>
+#include <algorithm>
+#include <cstring>
 
 #include "session.h"
 
 namespace kv::server {
 
-using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
-
-bool Session::DrainSome() {
-  if (!deferred_.empty()) {
-    Drain();
-    return true;
+bool Session::Pump(size_t budget, size_t* handled_out) {
+  if (handled_out != nullptr) *handled_out = 0;
+  if (done() || phase_ != Phase::kOpen) {
+    if (!done() && cq_ != nullptr) AdvanceEnd(Clock::now());
+    return false;
   }
-  ibv_wc wcs[16];
-  int got = 0;
-  if (rpma_cq_get_wc(cq_, 16, wcs, &got) != 0 || got == 0) return false;
-  for (int i = 0; i < got; i++) HandleCompletion(wcs[i]);
-  FinishCommits();
-  if (!deferred_.empty()) Drain();
-  return true;
-}
-
-void Session::Drain() {
+  size_t handled = 0;
+  auto room = [&] { return budget == 0 || handled < budget; };
   for (;;) {
-    // Receives reaped while a send waited for a slot (WaitSendSlot) come
-    // first, in order; they raise no new CQ event, so they must not be
-    // left behind when the CQ is empty.
-    while (!deferred_.empty()) {
+    // A reply waiting for a send slot holds back every later message (and
+    // their receives stay unposted: the client cannot send more).
+    if (!outbox_.empty()) {
+      (void)ReapSends();
+      FlushOutbox();
+      if (!outbox_.empty()) break;
+    }
+    // Receives reaped while sends were reaped come first, in order.
+    if (!deferred_.empty()) {
+      if (!room()) break;
       ibv_wc wc = deferred_.front();
       deferred_.pop_front();
       HandleCompletion(wc);
+      handled++;
+      if (end_ != End::kNone) break;
+      continue;
     }
-    FinishCommits();  // may defer receives again (its acks are sends)
-    if (!deferred_.empty()) continue;
+    if (!room()) break;
     ibv_wc wcs[16];
+    const size_t want =
+        budget == 0 ? 16 : std::min<size_t>(16, budget - handled);
     int got = 0;
-    int rc = rpma_cq_get_wc(cq_, 16, wcs, &got);
-    if (rc) return;  // RPMA_E_NO_COMPLETION, or the CQ is gone
-    for (int i = 0; i < got; i++) HandleCompletion(wcs[i]);
+    if (rpma_cq_get_wc(cq_, static_cast<int>(want), wcs, &got) != 0 ||
+        got == 0) {
+      break;  // RPMA_E_NO_COMPLETION, or the CQ is gone
+    }
+    for (int i = 0; i < got; i++) {
+      if (!outbox_.empty() || end_ != End::kNone) {
+        // Handled after the reply that waits, or (ending) not at all —
+        // but a send's completion still frees its slot.
+        if (wcs[i].wr_id >= kSendBase) {
+          HandleCompletion(wcs[i]);
+        } else {
+          deferred_.push_back(wcs[i]);
+        }
+        continue;
+      }
+      HandleCompletion(wcs[i]);
+    }
+    handled += static_cast<size_t>(got);
+    if (end_ != End::kNone) break;
   }
+  if (handled_out != nullptr) *handled_out = handled;
+  if (end_ != End::kNone) {
+    BeginEnd();
+    return false;
+  }
+  // More may wait: the budget ran out with completions left, or receives
+  // deferred behind an outbox that has drained since.
+  return !room() || (!deferred_.empty() && outbox_.empty());
 }
 
 void Session::HandleCompletion(const ibv_wc& wc) {
@@ -66,24 +92,9 @@ void Session::HandleCompletion(const ibv_wc& wc) {
   if (slot >= recv_slots_) return;  // not ours; cannot happen
   last_message_ = Clock::now();     // --idle_timeout_ms counts from here
   if (end_ == End::kNone || end_ == End::kShutdown) {
-    HandleMessage(buf_.data() + slot * kSlot, wc.byte_len);
+    HandleMessage(buf_ + slot * kSlot, wc.byte_len);
   }
   if (end_ == End::kNone) RepostReceive(slot);
-}
-
-void Session::FinishCommits() {
-  if (group_ != nullptr && group_->pending() > 0) {
-    env_.stats->Add(env_.stats->commit_groups);
-    group_->Finish();
-  }
-  // Send never comes back here (WaitSendSlot defers receives, it does not
-  // handle them), so acks_ does not change while it is walked.
-  for (const PendingAck& a : acks_) {
-    uint8_t out[protocol::kMaxMessage - protocol::kHeaderSize];
-    const size_t n = protocol::EncodeCommitAck(a.ack, out, sizeof(out));
-    Send(protocol::Type::kCommitAck, a.request_id, out, n);
-  }
-  acks_.clear();  // keeps its capacity: no allocation per group
 }
 
 void Session::RepostReceive(size_t slot) {
@@ -95,40 +106,35 @@ void Session::RepostReceive(size_t slot) {
   }
 }
 
-bool Session::WaitSendSlot(milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (free_send_.empty()) {
-    ibv_wc wc;
-    int rc = rpma_cq_get_wc(cq_, 1, &wc, nullptr);
-    if (rc == 0) {
-      if (wc.wr_id >= kSendBase) {
-        HandleCompletion(wc);
+bool Session::ReapSends() {
+  for (;;) {
+    ibv_wc wcs[16];
+    int got = 0;
+    if (rpma_cq_get_wc(cq_, 16, wcs, &got) != 0 || got == 0) break;
+    for (int i = 0; i < got; i++) {
+      if (wcs[i].wr_id >= kSendBase) {
+        HandleCompletion(wcs[i]);
       } else {
-        deferred_.push_back(wc);  // handled in order after this send
+        deferred_.push_back(wcs[i]);  // handled in order, later
       }
-      continue;
     }
-    if (rc != RPMA_E_NO_COMPLETION || Clock::now() >= deadline) return false;
-    std::this_thread::yield();
   }
-  return true;
+  return !free_send_.empty();
 }
 
-void Session::Send(protocol::Type type, uint32_t request_id,
-                   const uint8_t* payload, size_t len) {
-  if (closed_) return;
-  if (!WaitSendSlot(milliseconds(5000))) {
-    end_detail_ = "client does not take its replies";
-    EndWith(End::kPeerGone);
-    return;
+void Session::FlushOutbox() {
+  while (!outbox_.empty() && !free_send_.empty() && !closed_) {
+    PostSend(outbox_.front().data(), outbox_.front().size());
+    outbox_.pop_front();
   }
+  if (closed_) outbox_.clear();
+}
+
+void Session::PostSend(const uint8_t* msg, size_t n) {
   const size_t slot = free_send_.back();
   free_send_.pop_back();
   const size_t off = (recv_slots_ + slot) * kSlot;
-  protocol::Header h;
-  h.type = type;
-  h.request_id = request_id;
-  const size_t n = protocol::EncodeMessage(h, payload, len, buf_.data() + off);
+  std::memcpy(buf_ + off, msg, n);
   int rc = rpma_send(conn_, mr_, off, n, RPMA_F_COMPLETION_ALWAYS,
                      reinterpret_cast<void*>(kSendBase + slot));
   if (rc) {
@@ -136,6 +142,24 @@ void Session::Send(protocol::Type type, uint32_t request_id,
     end_detail_ = std::string("rpma_send: ") + rpma_err_2str(rc);
     EndWith(End::kPeerGone);
   }
+}
+
+void Session::Send(protocol::Type type, uint32_t request_id,
+                   const uint8_t* payload, size_t len) {
+  if (closed_) return;
+  protocol::Header h;
+  h.type = type;
+  h.request_id = request_id;
+  uint8_t msg[protocol::kMaxMessage];
+  const size_t n = protocol::EncodeMessage(h, payload, len, msg);
+  if (outbox_.empty() && (!free_send_.empty() || ReapSends())) {
+    PostSend(msg, n);
+    return;
+  }
+  // No slot free: the reply waits (bounded: kReplyTimeout, then the
+  // session ends), and so do the messages after it.
+  if (outbox_.empty()) outbox_since_ = Clock::now();
+  outbox_.emplace_back(msg, msg + n);
 }
 
 }  // namespace kv::server

@@ -38,7 +38,7 @@ void Session::HandleMessage(const uint8_t* data, size_t len) {
   const protocol::Header& h = m.header;
   // Replies go out in request order; and a REFILL's seal, a BYE's return
   // of the segment, may only follow the commit point of its commits.
-  if (m.kind != Kind::kCommit) FinishCommits();
+  if (m.kind != Kind::kCommit) FlushQueuedCommits();
   switch (m.kind) {
     case Kind::kError:
       Fail(h.request_id, StatusCode::kInvalidArgument, m.error);
@@ -123,21 +123,13 @@ void Session::HandleHello(const protocol::Header& h,
 
 void Session::HandleCommit(const protocol::Header& h,
                            const protocol::Commit& c) {
-  protocol::CommitAck ack;
-  auto reply = [&] {
-    if (ack.status != StatusCode::kOk) {
-      env_.stats->Add(env_.stats->commit_failures);
-      if (env_.refusal_log != nullptr) env_.refusal_log->Note(ack.message);
-    }
-    acks_.push_back({h.request_id, ack});  // sent by FinishCommits
-  };
   const store::SegmentGrant& g = grant_->grant();
   if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {
-    ack.status = StatusCode::kInvalidArgument;
-    ack.message = "COMMIT names segment " + std::to_string(c.segment) +
-                  " grant " + std::to_string(c.grant_id) +
-                  ", not this connection's grant";
-    reply();
+    AckCommit(h.request_id, nullptr,
+              Status::InvalidArgument("COMMIT names segment " +
+                                      std::to_string(c.segment) + " grant " +
+                                      std::to_string(c.grant_id) +
+                                      ", not this connection's grant"));
     return;
   }
   store::CommitRequest req;
@@ -154,26 +146,61 @@ void Session::HandleCommit(const protocol::Header& h,
   req.deletes_only = grant_->reserve_only();
   // Once claimed, the record's bytes leave the client's write window.
   req.fence = grant_.get();
-  Result<store::CommitResult> r =
-      env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);
+  if (!env_.group_commit) {
+    AckCommit(h.request_id, &req, ks_->keyspace->Commit(req));
+    return;
+  }
+  // Committed with the other sessions' COMMITs of this pass (the worker),
+  // or alone before this session's next non-COMMIT message.
+  queued_.push_back({h.request_id, req});
+}
+
+void Session::FlushQueuedCommits() {
+  if (queued_.empty()) return;
+  std::vector<store::CommitRequest> requests;
+  requests.reserve(queued_.size());
+  for (const QueuedCommit& q : queued_) requests.push_back(q.request);
+  results_.clear();
+  ks_->keyspace->pipeline().Commit(requests.data(), requests.size(), &results_);
+  env_.stats->Add(env_.stats->commit_groups);
+  CompleteCommits(results_.data());
+}
+
+void Session::CompleteCommits(const Result<store::CommitResult>* results) {
+  // AckCommit may Send, and Send never handles a message (receives reaped
+  // meanwhile are deferred), so queued_ does not change while it is walked.
+  for (size_t i = 0; i < queued_.size(); i++) {
+    AckCommit(queued_[i].request_id, &queued_[i].request, results[i]);
+  }
+  queued_.clear();  // keeps its capacity: no allocation per pass
+  if (end_ != End::kNone) BeginEnd();  // a reply could not be sent
+}
+
+void Session::AckCommit(uint32_t request_id, const store::CommitRequest* req,
+                        const Result<store::CommitResult>& r) {
+  protocol::CommitAck ack;
   if (!r.ok()) {
     ack.status = r.status().code();
     ack.message = r.status().message();
-    reply();
-    return;
+    env_.stats->Add(env_.stats->commit_failures);
+    if (env_.refusal_log != nullptr) env_.refusal_log->Note(ack.message);
+  } else {
+    commits_++;
+    const store::Version& v = r->committed;
+    grant_->Committed(req->segment, uint64_t{req->offset} + req->length);
+    env_.stats->Add(env_.stats->commits);
+    env_.stats->Add(r->tombstone ? env_.stats->deletes : env_.stats->puts);
+    env_.stats->Add(env_.stats->committed_bytes, v.length);
+    ack.status = StatusCode::kOk;
+    ack.flags = r->had_previous ? protocol::kAckHadPrevious : 0;
+    ack.length = v.length;
+    ack.sequence = v.sequence;
+    ack.previous_sequence = r->had_previous ? r->previous.sequence : 0;
+    ack.log_offset = v.log_offset;
   }
-  commits_++;
-  grant_->Committed(c.segment, c.offset + c.length);
-  env_.stats->Add(env_.stats->commits);
-  env_.stats->Add(r->tombstone ? env_.stats->deletes : env_.stats->puts);
-  env_.stats->Add(env_.stats->committed_bytes, r->committed.length);
-  ack.status = StatusCode::kOk;
-  ack.flags = r->had_previous ? protocol::kAckHadPrevious : 0;
-  ack.length = r->committed.length;
-  ack.sequence = r->committed.sequence;
-  ack.previous_sequence = r->had_previous ? r->previous.sequence : 0;
-  ack.log_offset = r->committed.log_offset;
-  reply();
+  uint8_t out[kPayloadCap];
+  const size_t n = protocol::EncodeCommitAck(ack, out, kPayloadCap);
+  Send(protocol::Type::kCommitAck, request_id, out, n);
 }
 
 void Session::HandleRefill(const protocol::Header& h, bool for_delete) {

@@ -44,7 +44,8 @@ struct ServerOptions {
   // failures up to auth_delay_max (0: no delay).
   std::chrono::milliseconds auth_delay{200};
   std::chrono::milliseconds auth_delay_max{2000};
-  uint32_t spin_us = 0;  // session busy-poll before blocking (0: block)
+  uint32_t spin_us = 0;  // worker busy-poll before blocking (0: block)
+  uint32_t workers = 2;  // threads driving sessions (kvserver: cores)
   // Group commit: the COMMITs a session reaps together share one persist
   // point (server/README.md, "Group commit").
   bool group_commit = true;

@@ -1,0 +1,255 @@
+#include "worker.h"
+
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <utility>
+
+#include "log.h"
+
+namespace kv::server {
+namespace {
+
+// epoll data: the session pointer, low bit 1 for its connection-event fd.
+constexpr uintptr_t kEventTag = 1;
+constexpr size_t kMaxEvents = 256;
+
+}  // namespace
+
+Result<std::unique_ptr<Worker>> Worker::Start(int index, Options options) {
+  std::unique_ptr<Worker> w(new Worker(index, options));
+  w->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  w->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (w->epoll_fd_ < 0 || w->wake_fd_ < 0) {
+    return Status::IoError("worker: epoll/eventfd failed");
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = nullptr;  // the wake fd
+  if (epoll_ctl(w->epoll_fd_, EPOLL_CTL_ADD, w->wake_fd_, &ev) != 0) {
+    return Status::IoError("worker: epoll_ctl failed");
+  }
+  Worker* raw = w.get();
+  w->thread_ = std::thread([raw] { raw->Loop(); });
+  return w;
+}
+
+Worker::~Worker() {
+  Stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+}
+
+void Worker::Wake() {
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void Worker::Adopt(std::unique_ptr<Session> session) {
+  count_.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    inbox_.push_back(std::move(session));
+  }
+  Wake();
+}
+
+void Worker::Stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true, std::memory_order_release);
+  Wake();
+  thread_.join();
+}
+
+void Worker::Watch(Session* s) {
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = s;
+  int rc = epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, s->cq_fd(), &ev);
+  ev.data.ptr =
+      reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(s) | kEventTag);
+  if (rc == 0) rc = epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, s->event_fd(), &ev);
+  if (rc != 0) {
+    // Cannot be watched (fd limit?): the session ends at once; its
+    // timers still drive the ending.
+    Logf("session %llu: cannot watch its connection: errno %d",
+         static_cast<unsigned long long>(s->id()), errno);
+    s->Shutdown();
+  }
+}
+
+void Worker::TakeInbox() {
+  std::vector<std::unique_ptr<Session>> in;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    in.swap(inbox_);
+  }
+  for (std::unique_ptr<Session>& s : in) {
+    Session* raw = s.get();
+    sessions_.push_back(std::move(s));
+    raw->Start();
+    Watch(raw);
+    if (stopping_) raw->Shutdown();
+    // A message may have arrived before the fds were watched.
+    MarkReady(raw);
+    next_deadline_ = std::min(next_deadline_, raw->NextDeadline());
+  }
+}
+
+void Worker::MarkReady(Session* s) {
+  if (s->worker_pass == pass_) return;  // listed already
+  s->worker_pass = pass_;
+  ready_.push_back(s);
+}
+
+void Worker::CommitPass(const std::vector<Session*>& sessions) {
+  // Sessions grouped by keyspace, in pass order (few keyspaces: a linear
+  // scan beats a map).
+  std::vector<std::pair<OpenKeyspace*, std::vector<Session*>>> groups;
+  for (Session* s : sessions) {
+    if (s->queued_commits() == 0) continue;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+      return g.first == s->keyspace();
+    });
+    if (it == groups.end()) {
+      groups.push_back({s->keyspace(), {}});
+      it = groups.end() - 1;
+    }
+    // A session pumped twice in one pass is listed once.
+    if (std::find(it->second.begin(), it->second.end(), s) ==
+        it->second.end()) {
+      it->second.push_back(s);
+    }
+  }
+  for (auto& [ks, members] : groups) {
+    requests_.clear();
+    for (Session* s : members) {
+      for (size_t i = 0; i < s->queued_commits(); i++) {
+        requests_.push_back(s->queued_commit(i));
+      }
+    }
+    results_.clear();
+    ks->keyspace->pipeline().Commit(requests_.data(), requests_.size(),
+                                    &results_);
+    if (options_.stats != nullptr) {
+      options_.stats->Add(options_.stats->commit_groups);
+    }
+    size_t at = 0;
+    for (Session* s : members) {
+      const size_t n = s->queued_commits();
+      s->CompleteCommits(results_.data() + at);
+      at += n;
+    }
+  }
+}
+
+void Worker::Spin() {
+  const auto spin = std::chrono::microseconds(options_.spin_us);
+  auto until = Clock::now() + spin;
+  while (!busy_.empty() && Clock::now() < until) {
+    bool any = false;
+    for (Session* s : busy_) {
+      size_t handled = 0;
+      s->Pump(options_.budget, &handled);
+      any = any || handled > 0;
+    }
+    CommitPass(busy_);
+    if (any) until = Clock::now() + spin;
+  }
+}
+
+void Worker::RunTimers(Clock::time_point now) {
+  if (now < next_deadline_) return;
+  next_deadline_ = Clock::time_point::max();
+  for (const std::unique_ptr<Session>& s : sessions_) {
+    s->OnTimer(now);
+    next_deadline_ = std::min(next_deadline_, s->NextDeadline());
+  }
+}
+
+void Worker::Reap() {
+  for (size_t i = 0; i < sessions_.size();) {
+    Session* s = sessions_[i].get();
+    if (!s->done()) {
+      i++;
+      continue;
+    }
+    // Unwatched before the destructor deletes the connection (and its
+    // fds); nothing of this pass refers to it any more.
+    (void)epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, s->cq_fd(), nullptr);
+    (void)epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, s->event_fd(), nullptr);
+    busy_.erase(std::remove(busy_.begin(), busy_.end(), s), busy_.end());
+    again_.erase(std::remove(again_.begin(), again_.end(), s), again_.end());
+    sessions_[i] = std::move(sessions_.back());
+    sessions_.pop_back();
+    count_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void Worker::Loop() {
+  // Named for top -H and gdb: "kvworker-N".
+  const std::string name = "kvworker-" + std::to_string(index_);
+  pthread_setname_np(pthread_self(), name.c_str());
+  epoll_event events[kMaxEvents];
+  for (;;) {
+    TakeInbox();
+    if (stop_.load(std::memory_order_acquire) && !stopping_) {
+      stopping_ = true;
+      for (const std::unique_ptr<Session>& s : sessions_) s->Shutdown();
+      next_deadline_ = Clock::now();  // the endings' deadlines
+    }
+    Reap();
+    if (stopping_ && sessions_.empty() &&
+        count_.load(std::memory_order_relaxed) == 0) {
+      return;
+    }
+    int timeout_ms = -1;
+    if (!again_.empty() || !ready_.empty()) {
+      timeout_ms = 0;
+    } else if (next_deadline_ != Clock::time_point::max()) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          next_deadline_ - Clock::now());
+      timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 1000));
+    }
+    const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
+    for (int i = 0; i < n; i++) {
+      const auto tag = reinterpret_cast<uintptr_t>(events[i].data.ptr);
+      if (tag == 0) {
+        uint64_t v;
+        (void)!read(wake_fd_, &v, sizeof(v));
+        continue;
+      }
+      Session* s = reinterpret_cast<Session*>(tag & ~kEventTag);
+      if (tag & kEventTag) {
+        s->OnConnEvents();
+      } else {
+        s->OnCqEvent();
+      }
+      MarkReady(s);
+    }
+    // Left-over work of the last pass goes after this pass's new work.
+    for (Session* s : again_) MarkReady(s);
+    again_.clear();
+    busy_.clear();
+    for (Session* s : ready_) {
+      size_t handled = 0;
+      if (s->Pump(options_.budget, &handled)) again_.push_back(s);
+      if (handled > 0) busy_.push_back(s);
+    }
+    CommitPass(ready_);
+    for (Session* s : ready_) {
+      next_deadline_ = std::min(next_deadline_, s->NextDeadline());
+    }
+    ready_.clear();
+    pass_++;
+    if (options_.spin_us > 0 && !busy_.empty()) Spin();
+    RunTimers(Clock::now());
+  }
+}
+
+}  // namespace kv::server
