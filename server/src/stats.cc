@@ -26,6 +26,7 @@ std::string StatsText(const Stats& s, const std::vector<KeyspaceLine>& ks) {
   Line(&out, "commits", Load(s.commits));
   Line(&out, "commit_failures", Load(s.commit_failures));
   Line(&out, "commit_groups", Load(s.commit_groups));
+  Line(&out, "commit_groups_shared", Load(s.commit_groups_shared));
   Line(&out, "committed_bytes", Load(s.committed_bytes));
   Line(&out, "refills", Load(s.refills));
   Line(&out, "hellos", Load(s.hellos));

@@ -25,6 +25,8 @@ struct Stats {
   std::atomic<uint64_t> commit_failures{0};
   // Persist points of group-committed puts (commit_groups <= commits).
   std::atomic<uint64_t> commit_groups{0};
+  // Those of them that COMMITs of more than one session shared.
+  std::atomic<uint64_t> commit_groups_shared{0};
   std::atomic<uint64_t> committed_bytes{0};
   std::atomic<uint64_t> refills{0};
   std::atomic<uint64_t> hellos{0};

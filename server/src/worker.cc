@@ -138,6 +138,9 @@ void Worker::CommitPass(const std::vector<Session*>& sessions) {
                                     &results_);
     if (options_.stats != nullptr) {
       options_.stats->Add(options_.stats->commit_groups);
+      if (members.size() > 1) {
+        options_.stats->Add(options_.stats->commit_groups_shared);
+      }
     }
     size_t at = 0;
     for (Session* s : members) {

@@ -178,6 +178,7 @@ Status RawClient::WaitCompletion(int want_opcode, milliseconds timeout,
         return Status::IoError(std::string("completion failed: ") +
                                ibv_wc_status_str(wc.status));
       }
+      if (wc.opcode == IBV_WC_RECV && !take_replies_) continue;  // dropped
       if (wc.opcode == IBV_WC_RECV) {
         const size_t slot = wc.wr_id - 1;
         received_.emplace_back(

@@ -90,6 +90,9 @@ class RawClient {
   void Abandon();
 
   bool connected() const { return conn_ != nullptr; }
+  // From now on received messages are dropped and their receives never
+  // posted again: a peer that takes no replies.
+  void StopTakingReplies() { take_replies_ = false; }
 
  private:
   Status PostRecv(size_t slot);
@@ -105,6 +108,7 @@ class RawClient {
   std::string accept_pdata_;
   std::vector<std::string> received_;  // recv completions not yet taken
   bool closed_ = false;
+  bool take_replies_ = true;
 };
 
 // Builds raw connect private data: EncodeConnect of {flags, name}.
