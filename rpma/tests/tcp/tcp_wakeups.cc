@@ -16,16 +16,19 @@
 // Context switches are getrusage(RUSAGE_SELF) over every thread of the
 // process (engines included); a voluntary switch is a thread going to
 // sleep, i.e. one wake-up later.
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -55,8 +58,34 @@ struct Switches {
   }
 };
 
+// Voluntary switches of each thread of the process, by tid.
+std::map<long, long> PerThread() {
+  std::map<long, long> out;
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::string path = std::string("/proc/self/task/") + e->d_name + "/status";
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) continue;
+    char line[256];
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      long v = 0;
+      if (std::sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1) {
+        out[std::atol(e->d_name)] = v;
+      }
+    }
+    std::fclose(f);
+  }
+  closedir(d);
+  return out;
+}
+
+std::atomic<long> worker_tid{0};
+
 // The kvserver worker's loop for one connection; returns on a STOP byte.
 void Serve(rpma_conn* conn, rpma_mr_local* mr, char* buf) {
+  worker_tid = syscall(SYS_gettid);
   rpma_cq* cq = nullptr;
   int cq_fd = -1;
   if (rpma_conn_get_cq(conn, &cq) != 0 || rpma_cq_get_fd(cq, &cq_fd) != 0) {
@@ -165,11 +194,13 @@ int main(int argc, char** argv) {
   for (long i = 0; i < warmup; i++) {
     if (!RoundTrip(client, cq, cq_fd, cmr)) return Fail("warm-up", -1);
   }
+  std::map<long, long> threads_before = PerThread();
   Switches before = Switches::Now();
   for (long i = 0; i < n; i++) {
     if (!RoundTrip(client, cq, cq_fd, cmr)) return Fail("round trip", -1);
   }
   Switches after = Switches::Now();
+  std::map<long, long> threads_after = PerThread();
   std::memset(cbuf, 'S', kMsg);
   (void)rpma_send(client, cmr, 0, kMsg, RPMA_F_COMPLETION_ON_ERROR, nullptr);
   worker.join();
@@ -182,6 +213,15 @@ int main(int argc, char** argv) {
       "involuntary context switches per round trip: %.2f\n",
       n, std::getenv("RPMA_TCP_POLL_US") ? std::getenv("RPMA_TCP_POLL_US") : "",
       vol / static_cast<double>(n), invol / static_cast<double>(n));
+  const long client_tid = syscall(SYS_gettid);
+  for (const auto& [tid, v] : threads_after) {
+    const char* who = tid == client_tid          ? "client application"
+                      : tid == worker_tid.load() ? "server worker"
+                                                 : "engine";
+    std::printf(
+        "  thread %ld (%s): %.2f voluntary per round trip\n", tid, who,
+        static_cast<double>(v - threads_before[tid]) / static_cast<double>(n));
+  }
   (void)rpma_conn_disconnect(client);
   (void)rpma_conn_delete(&client);
   (void)rpma_conn_disconnect(server);
