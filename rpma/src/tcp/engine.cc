@@ -53,6 +53,8 @@ int Engine::Create(std::unique_ptr<Engine>* out) {
   ev.events = EPOLLIN;
   ev.data.u64 = kWakeId;
   if (epoll_ctl(e->epfd_, EPOLL_CTL_ADD, e->wakefd_, &ev) != 0) return -errno;
+  e->shadowfd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (e->shadowfd_ < 0) return -errno;
   e->timerfd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (e->timerfd_ < 0) return -errno;
   ev.data.u64 = kTimerId;
@@ -77,6 +79,7 @@ Engine::~Engine() {
   left.clear();  // handlers close their own fds
   if (wakefd_ >= 0) close(wakefd_);
   if (timerfd_ >= 0) close(timerfd_);
+  if (shadowfd_ >= 0) close(shadowfd_);
   if (epfd_ >= 0) close(epfd_);
 }
 
@@ -97,32 +100,40 @@ void Engine::Modify(int fd, uint64_t id, uint32_t events) {
   epoll_event ev{};
   ev.events = events;
   ev.data.u64 = id;
-  epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
+  if (epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT) {
+    epoll_ctl(shadowfd_, EPOLL_CTL_MOD, fd, &ev);  // delegated
+  }
 }
 
 void Engine::Remove(int fd, uint64_t id) {
   std::shared_ptr<Handler> dropped;  // released outside the lock
   std::lock_guard<std::mutex> lock(mu_);
   epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+  if (delegated_.erase(id) > 0)
+    epoll_ctl(shadowfd_, EPOLL_CTL_DEL, fd, nullptr);
+  was_ready_.erase(id);
   auto it = handlers_.find(id);
   if (it == handlers_.end()) return;
   dropped = std::move(it->second);
   handlers_.erase(it);
-  delegated_.erase(std::remove(delegated_.begin(), delegated_.end(), id),
-                   delegated_.end());
 }
 
-void Engine::Unwatch(int fd, uint64_t id) {
+void Engine::Unwatch(int fd, uint64_t id, uint32_t events) {
   bool first = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (handlers_.count(id) == 0) return;
+    if (handlers_.count(id) == 0 || delegated_.count(id) > 0) return;
     epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
-    if (std::find(delegated_.begin(), delegated_.end(), id) ==
-        delegated_.end()) {
-      first = delegated_.empty();
-      delegated_.push_back(id);
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = id;
+    if (epoll_ctl(shadowfd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      // Cannot check it: keep watching it ourselves.
+      epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+      return;
     }
+    first = delegated_.empty();
+    delegated_.insert(id);
   }
   // The thread may be blocked for a whole tick: let it start checking.
   if (first) {
@@ -133,9 +144,9 @@ void Engine::Unwatch(int fd, uint64_t id) {
 
 void Engine::Rewatch(int fd, uint64_t id, uint32_t events) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (handlers_.count(id) == 0) return;
-  delegated_.erase(std::remove(delegated_.begin(), delegated_.end(), id),
-                   delegated_.end());
+  if (handlers_.count(id) == 0 || delegated_.erase(id) == 0) return;
+  was_ready_.erase(id);
+  epoll_ctl(shadowfd_, EPOLL_CTL_DEL, fd, nullptr);
   epoll_event ev{};
   ev.events = events;
   ev.data.u64 = id;
@@ -175,12 +186,25 @@ void Engine::Collect(const std::vector<uint64_t>& ids,
 }
 
 void Engine::RunChecks() {
-  std::vector<std::shared_ptr<Handler>> hs;
+  constexpr int kMaxEvents = 256;
+  epoll_event evs[kMaxEvents];
+  // Only the ready ones come back: a check costs one syscall however many
+  // connections are delegated (idle ones cost nothing).
+  int n = epoll_wait(shadowfd_, evs, kMaxEvents, 0);
+  std::vector<std::pair<std::shared_ptr<Handler>, bool>> hs;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Collect(delegated_, &hs);
+    std::unordered_set<uint64_t> ready;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t id = evs[i].data.u64;
+      auto it = handlers_.find(id);
+      if (it == handlers_.end() || delegated_.count(id) == 0) continue;
+      ready.insert(id);
+      hs.emplace_back(it->second, was_ready_.count(id) == 0);
+    }
+    was_ready_.swap(ready);
   }
-  for (auto& h : hs) h->OnCheck();
+  for (auto& [h, first] : hs) h->OnCheck(first);
 }
 
 void Engine::RunDeferred() {

@@ -6,8 +6,10 @@
 // Leader/followers (docs/tcp_provider.md, "Progress"): a connection whose
 // socket an application thread serves itself (waiting on its CQ's fd,
 // progress_group.h) is *delegated*: the engine stops watching its socket
-// (Unwatch) and only checks it every kHandoverMs; a socket found ready at
-// two checks in a row with no application read in between is taken back
+// (Unwatch: it moves to a second epoll set the thread does not wait on)
+// and only checks it every kHandoverMs (one non-blocking epoll_wait on
+// that set, however many are delegated); a socket found ready at two
+// checks in a row with no application read in between is taken back
 // (Rewatch, served at once). So a peer's one-sided request to a delegated
 // connection nobody serves waits at most 2 * kHandoverMs, once; the
 // connection stays the engine's until an application thread serves it
@@ -36,6 +38,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace rpma::prov::tcp {
@@ -46,8 +49,9 @@ class Handler {
   virtual void OnEvent(uint32_t events) = 0;  // epoll events of its fd
   virtual void OnTick(int64_t now_ms) {}      // ~every kTickMs
   virtual void OnKick() {}                    // after KickAll()
-  // Delegated (Unwatch): every kHandoverMs.
-  virtual void OnCheck() {}
+  // Delegated (Unwatch) and its fd ready at a check (every kHandoverMs);
+  // `first`: it was not ready at the previous check.
+  virtual void OnCheck(bool first) {}
   // DeferFlush()ed and not cancelled: about kDeferUs later.
   virtual void OnDeferred() {}
 };
@@ -65,12 +69,13 @@ class Engine {
 
   // Registers fd with epoll events; *id names the registration.
   int Add(int fd, uint32_t events, std::shared_ptr<Handler> h, uint64_t* id);
+  // Also for a delegated fd (its events for the checks).
   void Modify(int fd, uint64_t id, uint32_t events);
   // Unregisters (fd must still be open); the engine drops its reference.
   void Remove(int fd, uint64_t id);
   // Delegation: stops / resumes watching fd (the handler stays registered;
   // Rewatch re-adds it with `events`).
-  void Unwatch(int fd, uint64_t id);
+  void Unwatch(int fd, uint64_t id, uint32_t events);
   void Rewatch(int fd, uint64_t id, uint32_t events);
   // Calls id's OnDeferred() about kDeferUs from now unless CancelDeferred
   // comes first. Idempotent per id.
@@ -103,6 +108,7 @@ class Engine {
   int epfd_ = -1;
   int wakefd_ = -1;
   int timerfd_ = -1;
+  int shadowfd_ = -1;  // epoll set of the delegated fds (never waited on)
   std::atomic<bool> stop_{false};
   std::atomic<bool> kick_{false};
   std::atomic<int> rnr_waiters_{0};
@@ -111,8 +117,9 @@ class Engine {
   std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Handler>> handlers_;
   uint64_t next_id_ = 1;
-  std::vector<uint64_t> delegated_;  // Unwatch()ed ids
-  std::vector<uint64_t> deferred_;   // DeferFlush()ed ids
+  std::unordered_set<uint64_t> delegated_;  // Unwatch()ed ids
+  std::unordered_set<uint64_t> was_ready_;  // ready at the last check
+  std::vector<uint64_t> deferred_;          // DeferFlush()ed ids
   bool timer_armed_ = false;
   std::thread thread_;
 };

@@ -3,7 +3,6 @@
 // initiator's data path in tcp_conn_data.cc, the target in tcp_target.cc.
 #include "tcp/tcp_conn.h"
 
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -92,9 +91,8 @@ void TcpConn::LeaveGroups() {
 }
 
 void TcpConn::Delegate() {
-  engine_->Unwatch(fd_, hid_);
+  engine_->Unwatch(fd_, hid_, interest_);
   delegated_ = true;
-  ready_seen_ = false;
   checked_reads_ = app_reads_;
 }
 
@@ -378,7 +376,7 @@ void TcpConn::OnKick() {
   if (TryUnblock()) ReadInput();
 }
 
-void TcpConn::OnCheck() {
+void TcpConn::OnCheck(bool first) {
   // Held: an application thread is serving the socket right now.
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
   if (!lock.owns_lock() || !delegated_ || fd_ < 0) return;
@@ -386,17 +384,13 @@ void TcpConn::OnCheck() {
     TakeBack();
     return;
   }
-  // epoll's and poll's event bits are the same on Linux.
-  pollfd p{fd_, static_cast<short>(interest_), 0};
-  bool ready = poll(&p, 1, 0) > 0;
-  if (ready && ready_seen_ && app_reads_ == checked_reads_) {
-    // Unserved for a whole check interval: the engine serves it again
-    // (its epoll reports the pending bytes at once) until an application
-    // thread does.
+  if (!first && app_reads_ == checked_reads_) {
+    // Ready, and unserved for a whole check interval: the engine serves
+    // it again (its epoll reports the pending bytes at once) until an
+    // application thread does.
     TakeBack();
     return;
   }
-  ready_seen_ = ready;
   checked_reads_ = app_reads_;
 }
 

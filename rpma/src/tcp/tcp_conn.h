@@ -113,7 +113,7 @@ class TcpConn : public Handler,
   void OnEvent(uint32_t events) override;
   void OnTick(int64_t now_ms) override;
   void OnKick() override;
-  void OnCheck() override;
+  void OnCheck(bool first) override;
   void OnDeferred() override;
 
   // Application-thread progress (ProgressGroup::Progress): as OnEvent; an
@@ -237,7 +237,6 @@ class TcpConn : public Handler,
   bool ack_deferred_ = false;   // acks queued, Engine::DeferFlush asked
   uint64_t app_reads_ = 0;      // OnAppEvent calls
   uint64_t checked_reads_ = 0;  // app_reads_ at the last OnCheck
-  bool ready_seen_ = false;     // fd_ was ready at the last OnCheck
 };
 
 }  // namespace rpma::prov::tcp

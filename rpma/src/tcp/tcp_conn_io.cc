@@ -151,7 +151,7 @@ void TcpConn::UpdateInterest() {
   // not for room in the socket.
   if (!out_.empty() && !ack_deferred_) want |= EPOLLOUT;
   if (want != interest_) {
-    if (!delegated_) engine_->Modify(fd_, hid_, want);
+    engine_->Modify(fd_, hid_, want);  // watched or delegated
     for (GroupEntry& g : groups_) {
       if (g.group != nullptr) g.group->Modify(fd_, g.key, want);
     }
