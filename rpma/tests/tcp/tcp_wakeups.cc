@@ -4,7 +4,11 @@
 // "Progress"). Counts, not times, so a busy machine still gives the
 // figure (a busy machine adds involuntary switches, printed apart).
 //
-//   rpma_tcp_wakeups [round_trips]     (default 2000)
+//   rpma_tcp_wakeups [round_trips] [put]     (default 2000)
+//
+// With `put`, each request is preceded by an unsignaled 64-byte RDMA
+// WRITE into the server's memory, as an rpkv put writes its value before
+// its COMMIT message.
 //
 // The server thread waits as a kvserver worker: epoll (level-triggered)
 // on its CQ fd set O_NONBLOCK, then rpma_cq_wait, rpma_cq_get_wc until
@@ -119,8 +123,15 @@ void Serve(rpma_conn* conn, rpma_mr_local* mr, char* buf) {
 
 // One round trip as the rpkv client waits in block mode: true when both
 // the send and the reply completed.
+rpma_mr_remote* put_dst = nullptr;  // set: write before each request
+
 bool RoundTrip(rpma_conn* conn, rpma_cq* cq, int cq_fd, rpma_mr_local* mr) {
   if (rpma_recv(conn, mr, kMsg, kMsg, nullptr) != 0) return false;
+  if (put_dst != nullptr &&
+      rpma_write(conn, put_dst, 2 * kMsg, mr, 0, kMsg,
+                 RPMA_F_COMPLETION_ON_ERROR, nullptr) != 0) {
+    return false;
+  }
   if (rpma_send(conn, mr, 0, kMsg, RPMA_F_COMPLETION_ALWAYS, nullptr) != 0) {
     return false;
   }
@@ -154,12 +165,23 @@ int main(int argc, char** argv) {
   rpma_peer *speer = nullptr, *cpeer = nullptr;
   if ((rc = rpma_peer_new(ctx, &speer)) != 0) return Fail("peer", rc);
   if ((rc = rpma_peer_new(ctx, &cpeer)) != 0) return Fail("peer", rc);
-  static char sbuf[2 * kMsg], cbuf[2 * kMsg];
+  const bool put = argc > 2 && std::strcmp(argv[2], "put") == 0;
+  static char sbuf[3 * kMsg], cbuf[2 * kMsg];
   rpma_mr_local *smr = nullptr, *cmr = nullptr;
   const int usage = RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV;
-  if ((rc = rpma_mr_reg(speer, sbuf, sizeof(sbuf), usage, &smr)) != 0 ||
-      (rc = rpma_mr_reg(cpeer, cbuf, sizeof(cbuf), usage, &cmr)) != 0) {
+  if ((rc = rpma_mr_reg(speer, sbuf, sizeof(sbuf),
+                        usage | RPMA_MR_USAGE_WRITE_DST, &smr)) != 0 ||
+      (rc = rpma_mr_reg(cpeer, cbuf, sizeof(cbuf),
+                        usage | RPMA_MR_USAGE_WRITE_SRC, &cmr)) != 0) {
     return Fail("rpma_mr_reg", rc);
+  }
+  if (put) {
+    uint8_t desc[21];
+    if ((rc = rpma_mr_get_descriptor(smr, desc)) != 0 ||
+        (rc = rpma_mr_remote_from_descriptor(desc, sizeof(desc), &put_dst)) !=
+            0) {
+      return Fail("remote descriptor", rc);
+    }
   }
   const std::string port = std::to_string(31000 + getpid() % 4000);
   rpma_ep* ep = nullptr;
@@ -208,10 +230,11 @@ int main(int argc, char** argv) {
   const double invol =
       static_cast<double>(after.involuntary - before.involuntary);
   std::printf(
-      "round trips: %ld (block mode, RPMA_TCP_POLL_US=%s)\n"
+      "round trips: %ld%s (block mode, RPMA_TCP_POLL_US=%s)\n"
       "voluntary context switches per round trip: %.2f\n"
       "involuntary context switches per round trip: %.2f\n",
-      n, std::getenv("RPMA_TCP_POLL_US") ? std::getenv("RPMA_TCP_POLL_US") : "",
+      n, put ? ", each a write + a message" : "",
+      std::getenv("RPMA_TCP_POLL_US") ? std::getenv("RPMA_TCP_POLL_US") : "",
       vol / static_cast<double>(n), invol / static_cast<double>(n));
   const long client_tid = syscall(SYS_gettid);
   for (const auto& [tid, v] : threads_after) {
@@ -227,6 +250,7 @@ int main(int argc, char** argv) {
   (void)rpma_conn_disconnect(server);
   (void)rpma_conn_delete(&server);
   (void)rpma_ep_shutdown(&ep);
+  if (put_dst != nullptr) (void)rpma_mr_remote_delete(&put_dst);
   (void)rpma_mr_dereg(&smr);
   (void)rpma_mr_dereg(&cmr);
   (void)rpma_peer_delete(&cpeer);
