@@ -25,9 +25,14 @@
 // epoll_wait, yielding the CPU between empty polls) for N microseconds
 // after each socket event before blocking again.
 //
-// Thread-safety: Add/Modify/Remove/KickAll may be called from any thread,
-// also from inside a handler callback. Callbacks of one handler never run
-// concurrently (there is one engine thread); a handler may be removed
+// Idle cost: the 50 ms tick, plus one check every kHandoverMs while any
+// connection is delegated.
+//
+// Thread-safety: Add/Modify/Remove/Unwatch/Rewatch/DeferFlush/
+// CancelDeferred/KickAll may be called from any thread, also from inside a
+// handler callback. The engine's callbacks of one handler never run
+// concurrently (there is one engine thread; application threads reach a
+// connection through its own mutex, tcp_conn.h); a handler may be removed
 // while its callback runs (the engine holds a reference meanwhile).
 #ifndef RPMA_TCP_ENGINE_H_
 #define RPMA_TCP_ENGINE_H_
