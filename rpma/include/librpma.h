@@ -844,7 +844,11 @@ int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset,
 /*
  * rpma_cq_get_fd -- the CQ's completion channel fd (readable after a
  * completion arrived on an armed CQ); shared channels give the same fd for
- * the CQ and the receive CQ.
+ * the CQ and the receive CQ. tcp provider: readable also while one of the
+ * CQ's connections has bytes to read, which rpma_cq_wait() and
+ * rpma_cq_get_wc() then read on the calling thread; so a readable fd may
+ * yield no event (set O_NONBLOCK to get RPMA_E_NO_COMPLETION then instead
+ * of blocking until the next event).
  * Errors: RPMA_E_INVAL - cq or fd is NULL.
  */
 int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd);

@@ -4,9 +4,11 @@
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <vector>
@@ -17,6 +19,7 @@
 namespace rpma::prov::tcp {
 namespace {
 constexpr uint64_t kWakeId = 0;
+constexpr uint64_t kTimerId = ~uint64_t{0};
 
 int64_t NowNs() {
   timespec ts;
@@ -50,6 +53,12 @@ int Engine::Create(std::unique_ptr<Engine>* out) {
   ev.events = EPOLLIN;
   ev.data.u64 = kWakeId;
   if (epoll_ctl(e->epfd_, EPOLL_CTL_ADD, e->wakefd_, &ev) != 0) return -errno;
+  e->shadowfd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (e->shadowfd_ < 0) return -errno;
+  e->timerfd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (e->timerfd_ < 0) return -errno;
+  ev.data.u64 = kTimerId;
+  if (epoll_ctl(e->epfd_, EPOLL_CTL_ADD, e->timerfd_, &ev) != 0) return -errno;
   e->thread_ = std::thread([p = e.get()] { p->Run(); });
   *out = std::move(e);
   return 0;
@@ -69,6 +78,8 @@ Engine::~Engine() {
   }
   left.clear();  // handlers close their own fds
   if (wakefd_ >= 0) close(wakefd_);
+  if (timerfd_ >= 0) close(timerfd_);
+  if (shadowfd_ >= 0) close(shadowfd_);
   if (epfd_ >= 0) close(epfd_);
 }
 
@@ -89,17 +100,124 @@ void Engine::Modify(int fd, uint64_t id, uint32_t events) {
   epoll_event ev{};
   ev.events = events;
   ev.data.u64 = id;
-  epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev);
+  if (epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT) {
+    epoll_ctl(shadowfd_, EPOLL_CTL_MOD, fd, &ev);  // delegated
+  }
 }
 
 void Engine::Remove(int fd, uint64_t id) {
   std::shared_ptr<Handler> dropped;  // released outside the lock
   std::lock_guard<std::mutex> lock(mu_);
   epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+  if (delegated_.erase(id) > 0)
+    epoll_ctl(shadowfd_, EPOLL_CTL_DEL, fd, nullptr);
+  was_ready_.erase(id);
   auto it = handlers_.find(id);
   if (it == handlers_.end()) return;
   dropped = std::move(it->second);
   handlers_.erase(it);
+}
+
+void Engine::Unwatch(int fd, uint64_t id, uint32_t events) {
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (handlers_.count(id) == 0 || delegated_.count(id) > 0) return;
+    epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = id;
+    if (epoll_ctl(shadowfd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      // Cannot check it: keep watching it ourselves.
+      epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+      return;
+    }
+    first = delegated_.empty();
+    delegated_.insert(id);
+  }
+  // The thread may be blocked for a whole tick: let it start checking.
+  if (first) {
+    uint64_t one = 1;
+    (void)!write(wakefd_, &one, sizeof(one));
+  }
+}
+
+void Engine::Rewatch(int fd, uint64_t id, uint32_t events) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (handlers_.count(id) == 0 || delegated_.erase(id) == 0) return;
+  was_ready_.erase(id);
+  epoll_ctl(shadowfd_, EPOLL_CTL_DEL, fd, nullptr);
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = id;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void Engine::DeferFlush(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (std::find(deferred_.begin(), deferred_.end(), id) != deferred_.end()) {
+    return;
+  }
+  deferred_.push_back(id);
+  if (timer_armed_) return;
+  itimerspec t{};
+  t.it_value.tv_nsec = kDeferUs * 1000;
+  timerfd_settime(timerfd_, 0, &t, nullptr);
+  timer_armed_ = true;
+}
+
+void Engine::CancelDeferred(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find(deferred_.begin(), deferred_.end(), id);
+  if (it == deferred_.end()) return;
+  deferred_.erase(it);
+  if (!deferred_.empty() || !timer_armed_) return;
+  itimerspec off{};  // disarmed: the thread is not woken for nothing
+  timerfd_settime(timerfd_, 0, &off, nullptr);
+  timer_armed_ = false;
+}
+
+void Engine::Collect(const std::vector<uint64_t>& ids,
+                     std::vector<std::shared_ptr<Handler>>* out) {
+  for (uint64_t id : ids) {
+    auto it = handlers_.find(id);
+    if (it != handlers_.end()) out->push_back(it->second);
+  }
+}
+
+void Engine::RunChecks() {
+  constexpr int kMaxEvents = 256;
+  epoll_event evs[kMaxEvents];
+  // Only the ready ones come back: a check costs one syscall however many
+  // connections are delegated (idle ones cost nothing).
+  int n = epoll_wait(shadowfd_, evs, kMaxEvents, 0);
+  std::vector<std::pair<std::shared_ptr<Handler>, bool>> hs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::unordered_set<uint64_t> ready;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t id = evs[i].data.u64;
+      auto it = handlers_.find(id);
+      if (it == handlers_.end() || delegated_.count(id) == 0) continue;
+      ready.insert(id);
+      hs.emplace_back(it->second, was_ready_.count(id) == 0);
+    }
+    was_ready_.swap(ready);
+  }
+  for (auto& [h, first] : hs) h->OnCheck(first);
+}
+
+void Engine::RunDeferred() {
+  uint64_t v;
+  (void)!read(timerfd_, &v, sizeof(v));
+  std::vector<std::shared_ptr<Handler>> hs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Collect(deferred_, &hs);
+    deferred_.clear();
+    timer_armed_ = false;
+  }
+  for (auto& h : hs) h->OnDeferred();
 }
 
 void Engine::KickAll() {
@@ -112,12 +230,24 @@ void Engine::Run() {
   constexpr int kMaxEvents = 64;
   epoll_event evs[kMaxEvents];
   int64_t next_tick = NowMs() + kTickMs;
+  int64_t next_check = 0;  // while connections are delegated
   std::vector<std::shared_ptr<Handler>> all;
   int64_t spin_until_ns = 0;  // poll without blocking until then
   while (!stop_) {
     int64_t now = NowMs();
     bool spin = poll_ns_ > 0 && NowNs() < spin_until_ns;
-    int wait = next_tick > now ? static_cast<int>(next_tick - now) : 0;
+    bool checking;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      checking = !delegated_.empty();
+    }
+    if (!checking) {
+      next_check = 0;
+    } else if (next_check == 0) {
+      next_check = now + kHandoverMs;
+    }
+    int64_t until = checking ? std::min(next_tick, next_check) : next_tick;
+    int wait = until > now ? static_cast<int>(until - now) : 0;
     int n = epoll_wait(epfd_, evs, kMaxEvents, spin ? 0 : wait);
     if (n < 0 && errno != EINTR) {
       RPMA_LOG_ERROR("tcp engine: epoll_wait: %d", errno);
@@ -131,6 +261,10 @@ void Engine::Run() {
       if (id == kWakeId) {
         uint64_t v;
         (void)!read(wakefd_, &v, sizeof(v));
+        continue;
+      }
+      if (id == kTimerId) {
+        RunDeferred();
         continue;
       }
       traffic = true;
@@ -150,6 +284,10 @@ void Engine::Run() {
       sched_yield();
     }
     now = NowMs();
+    if (checking && now >= next_check) {
+      next_check = now + kHandoverMs;
+      RunChecks();
+    }
     bool tick = now >= next_tick;
     bool kick = kick_.exchange(false);
     if (!tick && !kick) continue;

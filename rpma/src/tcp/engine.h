@@ -3,16 +3,36 @@
 // it executes the peer's one-sided operations on registered memory
 // without any call from the application.
 //
-// Polling: the thread spins (non-blocking epoll_wait, yielding the CPU
-// between empty polls) while there is traffic, and blocks in epoll_wait
-// once no socket event arrived for the poll window: a busy connection
-// pays no thread wake-up per message, an idle engine uses no CPU. The
-// window is RPMA_TCP_POLL_US microseconds (default kDefaultPollUs; 0 =
-// always block), read once per engine.
+// Leader/followers (docs/tcp_provider.md, "Progress"): a connection whose
+// socket an application thread serves itself (waiting on its CQ's fd,
+// progress_group.h) is *delegated*: the engine stops watching its socket
+// (Unwatch: it moves to a second epoll set the thread does not wait on)
+// and only checks it every kHandoverMs (one non-blocking epoll_wait on
+// that set, however many are delegated); a socket found ready at two
+// checks in a row with no application read in between is taken back
+// (Rewatch, served at once). So a peer's one-sided request to a delegated
+// connection nobody serves waits at most 2 * kHandoverMs, once; the
+// connection stays the engine's until an application thread serves it
+// again. Ticks (timeouts, limits) run for every handler, delegated or not.
 //
-// Thread-safety: Add/Modify/Remove/KickAll may be called from any thread,
-// also from inside a handler callback. Callbacks of one handler never run
-// concurrently (there is one engine thread); a handler may be removed
+// Deferred flushes: a handler may ask to be called back (OnDeferred) after
+// kDeferUs unless it cancels first (delayed acknowledgements, tcp_conn.h);
+// one timerfd, armed while any is pending, so a cancelled deferral costs
+// no wake-up.
+//
+// Polling: by default the thread blocks in epoll_wait. With
+// RPMA_TCP_POLL_US=N (read once per engine) it spins (non-blocking
+// epoll_wait, yielding the CPU between empty polls) for N microseconds
+// after each socket event before blocking again.
+//
+// Idle cost: the 50 ms tick, plus one check every kHandoverMs while any
+// connection is delegated.
+//
+// Thread-safety: Add/Modify/Remove/Unwatch/Rewatch/DeferFlush/
+// CancelDeferred/KickAll may be called from any thread, also from inside a
+// handler callback. The engine's callbacks of one handler never run
+// concurrently (there is one engine thread; application threads reach a
+// connection through its own mutex, tcp_conn.h); a handler may be removed
 // while its callback runs (the engine holds a reference meanwhile).
 #ifndef RPMA_TCP_ENGINE_H_
 #define RPMA_TCP_ENGINE_H_
@@ -23,6 +43,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace rpma::prov::tcp {
@@ -33,12 +54,19 @@ class Handler {
   virtual void OnEvent(uint32_t events) = 0;  // epoll events of its fd
   virtual void OnTick(int64_t now_ms) {}      // ~every kTickMs
   virtual void OnKick() {}                    // after KickAll()
+  // Delegated (Unwatch) and its fd ready at a check (every kHandoverMs);
+  // `first`: it was not ready at the previous check.
+  virtual void OnCheck(bool first) {}
+  // DeferFlush()ed and not cancelled: about kDeferUs later.
+  virtual void OnDeferred() {}
 };
 
 class Engine {
  public:
   static constexpr int kTickMs = 50;
-  static constexpr int64_t kDefaultPollUs = 200;
+  static constexpr int kHandoverMs = 10;
+  static constexpr int64_t kDeferUs = 500;
+  static constexpr int64_t kDefaultPollUs = 0;  // block
 
   // Starts the thread. Returns 0 or a negative errno.
   static int Create(std::unique_ptr<Engine>* out);
@@ -46,9 +74,18 @@ class Engine {
 
   // Registers fd with epoll events; *id names the registration.
   int Add(int fd, uint32_t events, std::shared_ptr<Handler> h, uint64_t* id);
+  // Also for a delegated fd (its events for the checks).
   void Modify(int fd, uint64_t id, uint32_t events);
   // Unregisters (fd must still be open); the engine drops its reference.
   void Remove(int fd, uint64_t id);
+  // Delegation: stops / resumes watching fd (the handler stays registered;
+  // Rewatch re-adds it with `events`).
+  void Unwatch(int fd, uint64_t id, uint32_t events);
+  void Rewatch(int fd, uint64_t id, uint32_t events);
+  // Calls id's OnDeferred() about kDeferUs from now unless CancelDeferred
+  // comes first. Idempotent per id.
+  void DeferFlush(uint64_t id);
+  void CancelDeferred(uint64_t id);
   // Calls OnKick() of every handler soon, on the engine thread.
   void KickAll();
   // RNR: connections blocked waiting for a receive register here first, so
@@ -67,9 +104,16 @@ class Engine {
  private:
   Engine() = default;
   void Run();
+  void RunChecks();
+  void RunDeferred();
+  // The handlers of ids that are still registered (under mu_).
+  void Collect(const std::vector<uint64_t>& ids,
+               std::vector<std::shared_ptr<Handler>>* out);
 
   int epfd_ = -1;
   int wakefd_ = -1;
+  int timerfd_ = -1;
+  int shadowfd_ = -1;  // epoll set of the delegated fds (never waited on)
   std::atomic<bool> stop_{false};
   std::atomic<bool> kick_{false};
   std::atomic<int> rnr_waiters_{0};
@@ -78,6 +122,10 @@ class Engine {
   std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Handler>> handlers_;
   uint64_t next_id_ = 1;
+  std::unordered_set<uint64_t> delegated_;  // Unwatch()ed ids
+  std::unordered_set<uint64_t> was_ready_;  // ready at the last check
+  std::vector<uint64_t> deferred_;          // DeferFlush()ed ids
+  bool timer_armed_ = false;
   std::thread thread_;
 };
 

@@ -93,6 +93,17 @@ class EventQueue {
     }
   }
 
+  // As Get() but never blocks: -EAGAIN when nothing is queued.
+  int TryGet(T* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return -EPIPE;
+    if (events_.empty()) return -EAGAIN;
+    if (event_fd::Take(fd_, 1) != 0) return -EIO;
+    *out = std::move(events_.front());
+    events_.pop_front();
+    return 0;
+  }
+
   // Removes the events for which pred(const T&) holds; returns them.
   template <typename Pred>
   std::deque<T> RemoveIf(Pred pred) {

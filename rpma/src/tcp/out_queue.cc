@@ -32,6 +32,14 @@ void OutQueue::Push(Kind kind, const FrameHeader& h, const void* payload,
   f.mr = std::move(mr);
 }
 
+void OutQueue::PushAck(const FrameHeader& h, bool anchor) {
+  Frame& f = Add(Kind::kResponse, h);
+  f.lazy = true;
+  f.anchor = anchor;
+  ++lazy_;
+  if (anchor) ++anchors_;
+}
+
 void OutQueue::PushCopy(Kind kind, const FrameHeader& h, const void* payload,
                         size_t len) {
   Frame& f = Add(kind, h);
@@ -46,6 +54,8 @@ void OutQueue::Pop() {
   if (f.kind == Kind::kRequest) --requests_;
   if (f.kind == Kind::kResponse) --responses_;
   if (f.mr != nullptr) --target_frames_;
+  if (f.lazy) --lazy_;
+  if (f.anchor) --anchors_;
   frames_.pop_front();
 }
 
@@ -67,6 +77,8 @@ void OutQueue::Clear() {
   requests_ = 0;
   responses_ = 0;
   target_frames_ = 0;
+  lazy_ = 0;
+  anchors_ = 0;
 }
 
 OutQueue::Result OutQueue::Write(int fd) {

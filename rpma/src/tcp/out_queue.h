@@ -36,6 +36,10 @@ class OutQueue {
   // `mr` is set for a READ response.
   void Push(Kind kind, const FrameHeader& h, const void* payload, size_t len,
             std::shared_ptr<MrEntry> mr = nullptr);
+  // Queues a response without payload that may wait for the next frame
+  // (a delayed acknowledgement, tcp_conn.h); `anchor`: it answers a
+  // message, so a reply is likely to follow.
+  void PushAck(const FrameHeader& h, bool anchor);
   // Queues a frame with a copy of its payload.
   void PushCopy(Kind kind, const FrameHeader& h, const void* payload,
                 size_t len);
@@ -64,6 +68,11 @@ class OutQueue {
   // Responses queued for the peer, and the memory they hold.
   size_t responses() const { return responses_; }
   size_t response_bytes() const { return responses_ * sizeof(Frame); }
+  // Nothing queued but unsent delayable acknowledgements, one of them an
+  // anchor.
+  bool acks_only() const {
+    return anchors_ > 0 && lazy_ == frames_.size() && frames_.front().sent == 0;
+  }
   // Bytes written so far (progress of a peer that reads).
   uint64_t bytes_written() const { return bytes_written_; }
 
@@ -76,7 +85,9 @@ class OutQueue {
     size_t sent = 0;
     std::shared_ptr<MrEntry> mr;
     std::vector<uint8_t> own;
-    bool zero = false;  // withdrawn: the unsent payload goes as zeros
+    bool zero = false;    // withdrawn: the unsent payload goes as zeros
+    bool lazy = false;    // PushAck
+    bool anchor = false;  // PushAck(anchor)
   };
   Frame& Add(Kind kind, const FrameHeader& h);
   void Pop();
@@ -85,6 +96,8 @@ class OutQueue {
   size_t requests_ = 0;
   size_t responses_ = 0;
   size_t target_frames_ = 0;
+  size_t lazy_ = 0;
+  size_t anchors_ = 0;
   uint64_t bytes_written_ = 0;
   bool broken_ = false;
 };

@@ -13,6 +13,7 @@
 #include "tcp/access_penalty.h"
 #include "tcp/tcp_cm_channel.h"
 #include "tcp/tcp_cm_id.h"
+#include "tcp/tcp_cq.h"
 #include "tcp/tcp_device.h"
 #include "tcp/tcp_listener.h"
 #include "tcp/tcp_qp.h"
@@ -56,8 +57,49 @@ int TcpConn::WatchSocket() {
     close(fd_);
     fd_ = -1;
     state_ = State::kClosed;
+    return rc;
   }
-  return rc;
+  JoinGroups();
+  return 0;
+}
+
+void TcpConn::JoinGroups() {
+  if (joined_ || fd_ < 0 || qp_ == nullptr || hid_ == 0) return;
+  const std::shared_ptr<ProgressGroup>* gs[2] = {
+      qp_->send_cq() != nullptr ? qp_->send_cq()->group_ptr() : nullptr,
+      qp_->recv_cq() != nullptr ? qp_->recv_cq()->group_ptr() : nullptr};
+  if (gs[0] != nullptr && gs[1] != nullptr && gs[0]->get() == gs[1]->get()) {
+    gs[1] = nullptr;  // one channel for both CQs
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (gs[i] == nullptr || *gs[i] == nullptr) continue;
+    uint64_t key = 0;
+    // On failure the engine alone serves the socket, as before.
+    if ((*gs[i])->Join(shared_from_this(), fd_, interest_, &key) == 0) {
+      groups_[i] = {*gs[i], key};
+    }
+  }
+  joined_ = true;
+}
+
+void TcpConn::LeaveGroups() {
+  for (GroupEntry& g : groups_) {
+    if (g.group != nullptr && fd_ >= 0) g.group->Leave(fd_, g.key);
+    g = GroupEntry{};
+  }
+  joined_ = false;
+}
+
+void TcpConn::Delegate() {
+  engine_->Unwatch(fd_, hid_, interest_);
+  delegated_ = true;
+  checked_reads_ = app_reads_;
+}
+
+void TcpConn::TakeBack() {
+  if (!delegated_) return;
+  delegated_ = false;
+  if (fd_ >= 0 && hid_ != 0) engine_->Rewatch(fd_, hid_, interest_);
 }
 
 void TcpConn::BindId(CmId* id) {
@@ -74,8 +116,10 @@ int TcpConn::Migrate(std::shared_ptr<CmQueue> queue) {
 
 void TcpConn::AttachQp(TcpQp* qp) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (qp != qp_) LeaveGroups();
   qp_ = qp;
   target_.set_qp(qp);
+  JoinGroups();
 }
 
 int TcpConn::MoveToTable(MrTable* mrs) {
@@ -196,6 +240,8 @@ int TcpConn::Disconnect() {
   switch (state_) {
     case State::kEstablished:
       // As rdma_disconnect: the QP goes to error (outstanding WRs flush).
+      // The engine times the teardown: it watches the socket again.
+      TakeBack();
       QpError();
       SendCm(kFrameDisconnect);
       state_ = State::kDisconnecting;
@@ -250,7 +296,11 @@ void TcpConn::Close() {
   if (reader_.blocked()) engine_->AddRnrWaiter(-1);
   target_.Reset();
   QpError();
+  if (ack_deferred_) engine_->CancelDeferred(hid_);
+  ack_deferred_ = false;
+  delegated_ = false;
   if (fd_ >= 0) {
+    LeaveGroups();
     if (hid_ != 0) engine_->Remove(fd_, hid_);
     hid_ = 0;
     close(fd_);
@@ -326,6 +376,31 @@ void TcpConn::OnKick() {
   if (TryUnblock()) ReadInput();
 }
 
+void TcpConn::OnCheck(bool first) {
+  // Held: an application thread is serving the socket right now.
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock() || !delegated_ || fd_ < 0) return;
+  if (state_ != State::kEstablished) {
+    TakeBack();
+    return;
+  }
+  if (!first && app_reads_ == checked_reads_) {
+    // Ready, and unserved for a whole check interval: the engine serves
+    // it again (its epoll reports the pending bytes at once) until an
+    // application thread does.
+    TakeBack();
+    return;
+  }
+  checked_reads_ = app_reads_;
+}
+
+void TcpConn::OnDeferred() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!ack_deferred_) return;
+  ack_deferred_ = false;
+  FlushOut();
+}
+
 bool TcpConn::HandleCm(const FrameHeader& h) {
   bool active_wait =
       state_ == State::kHelloSent || state_ == State::kAwaitAccept;
@@ -354,6 +429,7 @@ bool TcpConn::HandleCm(const FrameHeader& h) {
       if (state_ == State::kEstablished && strict_) {
         // The IB CM passes the DREQ up and sends the DREP only when the
         // application disconnects (or destroys its id).
+        TakeBack();
         QpError();
         state_ = State::kPeerDisconnected;
         deadline_ms_ = 0;

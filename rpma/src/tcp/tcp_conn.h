@@ -6,11 +6,26 @@
 //   initiator    (tcp_conn_data.cc) posting and responses, with the pure
 //                                  WR -> frame encoding of wr_frame.h
 //
-// Threading: every member (and the parts' state) is guarded by mu_. The
-// engine thread runs OnEvent/OnTick/OnKick; application threads call the
-// CM and posting methods. Lock order: mu_ -> MrTable::mu() -> CQ/channel/
-// SRQ mutexes -> Engine's map mutex. mu_ is never held while waiting on
-// the network.
+// Threading: every member (and the parts' state) is guarded by mu_, so
+// one socket is read (and written) by one thread at a time, whichever it
+// is. The engine thread runs OnEvent/OnTick/OnKick/OnCheck/OnDeferred; an
+// application thread waiting on a CQ of this connection runs OnAppEvent
+// (progress_group.h), and the CM and posting methods. Lock order: mu_ ->
+// MrTable::mu() -> CQ/channel/SRQ mutexes -> ProgressGroup and Engine
+// mutexes. mu_ is never held while waiting on the network.
+//
+// Who reads the socket (docs/tcp_provider.md, "Progress"): the engine,
+// until an application thread serves the socket through its CQ's
+// channel while established; from then on the connection is *delegated*
+// and the engine only checks it (engine.h) and takes it back when it
+// stays unserved.
+//
+// Delayed acknowledgements: when an application thread's read leaves
+// nothing queued but acknowledgements, and one of them answers a message
+// (SEND, WRITE_IMM: the application will likely reply), they are not
+// written at once but with the next frame this side writes (its reply),
+// or by the engine Engine::kDeferUs later: the peer then wakes once for
+// both completions instead of twice.
 //
 // Ordering (RC): the engine executes requests strictly in arrival order,
 // synchronously (a persistent flush msyncs before the next frame is
@@ -30,6 +45,7 @@
 #include "tcp/frame.h"
 #include "tcp/frame_reader.h"
 #include "tcp/out_queue.h"
+#include "tcp/progress_group.h"
 #include "tcp/socket_util.h"
 #include "tcp/tcp_target.h"
 
@@ -97,6 +113,12 @@ class TcpConn : public Handler,
   void OnEvent(uint32_t events) override;
   void OnTick(int64_t now_ms) override;
   void OnKick() override;
+  void OnCheck(bool first) override;
+  void OnDeferred() override;
+
+  // Application-thread progress (ProgressGroup::Progress): as OnEvent; an
+  // established connection becomes delegated.
+  void OnAppEvent(uint32_t events);
 
  private:
   static constexpr int kMaxReadsPerEvent = 16;     // fairness between conns
@@ -133,8 +155,18 @@ class TcpConn : public Handler,
   void OnPayload() override;
   void OnBadFrame(const char* why) override { ProtocolError(why); }
 
+  void HandleEvents(uint32_t events);  // OnEvent's body, mu_ held
   void ReadInput();
   void FlushOut();  // takes MrTable::mu() when target memory is queued
+  // Only delayable acknowledgements queued (see the header comment).
+  bool AcksOnly() const;
+
+  // --- Progress by application threads ---
+  // fd_ and qp_ known: the channels of the QP's CQs watch fd_ too.
+  void JoinGroups();
+  void LeaveGroups();  // before fd_ is closed
+  void Delegate();     // the engine stops watching fd_
+  void TakeBack();     // the engine watches fd_ again
   // Moves the QP to error (flushing its WRs) and withdraws our unsent
   // requests, whose buffers then belong to the application again.
   void QpError();
@@ -193,6 +225,18 @@ class TcpConn : public Handler,
   int64_t rnr_since_ms_ = 0;   // the current RNR wait began
   uint64_t out_seen_ = 0;      // out_.bytes_written() at out_since_ms_
   int64_t out_since_ms_ = 0;   // output last empty or progressing
+
+  struct GroupEntry {
+    std::shared_ptr<ProgressGroup> group;
+    uint64_t key = 0;
+  };
+  GroupEntry groups_[2];        // send CQ's, receive CQ's (if another)
+  bool joined_ = false;         // groups_ hold fd_
+  bool delegated_ = false;      // the engine does not watch fd_
+  bool app_thread_ = false;     // inside OnAppEvent
+  bool ack_deferred_ = false;   // acks queued, Engine::DeferFlush asked
+  uint64_t app_reads_ = 0;      // OnAppEvent calls
+  uint64_t checked_reads_ = 0;  // app_reads_ at the last OnCheck
 };
 
 }  // namespace rpma::prov::tcp

@@ -17,6 +17,21 @@ namespace rpma::prov::tcp {
 
 void TcpConn::OnEvent(uint32_t events) {
   std::lock_guard<std::mutex> lock(mu_);
+  HandleEvents(events);
+}
+
+void TcpConn::OnAppEvent(uint32_t events) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++app_reads_;
+  if (!delegated_ && state_ == State::kEstablished && fd_ >= 0 && hid_ != 0) {
+    Delegate();
+  }
+  app_thread_ = true;
+  HandleEvents(events);
+  app_thread_ = false;
+}
+
+void TcpConn::HandleEvents(uint32_t events) {
   // The completions of everything read now wake the application once
   // (fired before the lock is released, where Push fired them).
   NotifyBatch batch;
@@ -32,7 +47,9 @@ void TcpConn::OnEvent(uint32_t events) {
     // (level-triggered, so it must be handled, not left pending).
     if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
       OnPeerGone(false, "peer closed while its requests were stalled");
+      return;
     }
+    UpdateInterest();  // no EPOLLIN any more: no waiter spins on it
     return;
   }
   if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || reader_.buffered()) {
@@ -130,9 +147,14 @@ void TcpConn::UpdateInterest() {
   AccountHeld();
   if (fd_ < 0 || state_ == State::kConnecting) return;
   uint32_t want = InputAllowed() ? EPOLLIN : EPOLLRDHUP;
-  if (!out_.empty()) want |= EPOLLOUT;
+  // Delayed acknowledgements wait for the reply or the engine's timer,
+  // not for room in the socket.
+  if (!out_.empty() && !ack_deferred_) want |= EPOLLOUT;
   if (want != interest_) {
-    engine_->Modify(fd_, hid_, want);
+    engine_->Modify(fd_, hid_, want);  // watched or delegated
+    for (GroupEntry& g : groups_) {
+      if (g.group != nullptr) g.group->Modify(fd_, g.key, want);
+    }
     interest_ = want;
   }
 }
@@ -200,10 +222,27 @@ void TcpConn::QpError() {
   out_.WithdrawRequests();
 }
 
+bool TcpConn::AcksOnly() const {
+  constexpr size_t kMaxDelayed = 16;
+  return out_.acks_only() && out_.size() <= kMaxDelayed;
+}
+
 void TcpConn::FlushOut() {
   if (fd_ < 0) {
     out_.Clear();
     return;
+  }
+  if (app_thread_ && AcksOnly()) {
+    if (!ack_deferred_) {
+      ack_deferred_ = true;
+      engine_->DeferFlush(hid_);
+    }
+    UpdateInterest();
+    return;
+  }
+  if (ack_deferred_) {  // they go now, with whatever came after them
+    ack_deferred_ = false;
+    engine_->CancelDeferred(hid_);
   }
   OutQueue::Result r;
   if (out_.has_target_memory() && !mr_lock_held_) {

@@ -1,10 +1,14 @@
 // Completion queue and completion channel of the tcp provider.
 //
-// Completions are pushed by the engine thread (target side: receives;
-// initiator side: responses) and by posting threads (flushed WRs), polled
-// by the application. A channel's events sit in an EventQueue
-// (event_queue.h): the fd is readable exactly while an event is pending
-// and an O_NONBLOCK fd makes GetEvent fail with -EAGAIN.
+// Completions are pushed by whichever thread reads the socket (the engine
+// thread or an application thread making progress, progress_group.h;
+// target side: receives; initiator side: responses) and by posting
+// threads (flushed WRs), polled by the application. A channel's events sit
+// in an EventQueue (event_queue.h). The channel's fd is its
+// ProgressGroup's epoll fd: readable while an event is pending or one of
+// its connections' sockets is ready; GetEvent() and Poll() first run that
+// socket progress on the calling thread. An O_NONBLOCK fd makes GetEvent
+// fail with -EAGAIN when the progress produced no event.
 #ifndef RPMA_TCP_TCP_CQ_H_
 #define RPMA_TCP_TCP_CQ_H_
 
@@ -15,6 +19,7 @@
 
 #include "provider/provider.h"
 #include "tcp/event_queue.h"
+#include "tcp/progress_group.h"
 
 namespace rpma::prov::tcp {
 
@@ -23,8 +28,10 @@ class TcpCq;
 class TcpCompletionChannel : public CompletionChannel {
  public:
   static int Create(std::unique_ptr<CompletionChannel>* out);
-  int fd() const override { return events_->fd(); }
+  int fd() const override { return group_->fd(); }
   int GetEvent(Cq** cq) override;
+  // The sockets this channel's waiters progress.
+  const std::shared_ptr<ProgressGroup>& group() const { return group_; }
 
   void Notify(TcpCq* cq);  // queue one event for cq
   void Drop(TcpCq* cq);    // forget cq's pending events (cq destroyed)
@@ -32,6 +39,7 @@ class TcpCompletionChannel : public CompletionChannel {
  private:
   TcpCompletionChannel() = default;
   std::unique_ptr<EventQueue<TcpCq*>> events_;
+  std::shared_ptr<ProgressGroup> group_;
 };
 
 // Coalesces completion-channel events on this thread: while a NotifyBatch
@@ -72,6 +80,13 @@ class TcpCq : public Cq {
   void Push(const struct ibv_wc& wc);
   // Queues the channel event a Push deferred (NotifyBatch).
   void FireChannel() { channel_->Notify(this); }
+  // The progress group of its channel (null without a channel).
+  ProgressGroup* group() const {
+    return channel_ != nullptr ? channel_->group().get() : nullptr;
+  }
+  const std::shared_ptr<ProgressGroup>* group_ptr() const {
+    return channel_ != nullptr ? &channel_->group() : nullptr;
+  }
 
  private:
   const size_t cqe_;

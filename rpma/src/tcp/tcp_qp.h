@@ -42,6 +42,8 @@ class TcpQp : public Qp {
   TcpConn* conn() const { return conn_.get(); }
   // Immutable, so readable without the connection's mutex.
   bool has_srq_unlocked() const { return srq_ != nullptr; }
+  TcpCq* send_cq() const { return send_cq_; }
+  TcpCq* recv_cq() const { return recv_cq_; }
   int PostSend(const SendWr& wr) override;
   int PostRecv(const RecvWr& wr) override;
 

@@ -221,7 +221,12 @@ TcpTarget::Verdict TcpTarget::Finish() {
     }
     qp_->PushRecvCompletion(wc);
   }
-  Respond(kRespOk);
+  // A write's or message's acknowledgement may ride with our next frame
+  // (tcp_conn.h); a message's makes the reply likely.
+  FrameHeader r;
+  r.type = kFrameResp;
+  r.value = kRespOk;
+  out_->PushAck(r, recv);
   return Verdict::kOk;
 }
 
