@@ -42,6 +42,14 @@ TEST_F(PoolTest, CreateMakesSparseFileAndReopens) {
 }
 
 TEST_F(PoolTest, TerabytePoolStaysSparse) {
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  // TSan keeps applications in a few TiB of address space beside its
+  // shadow: the 1 TiB reservation fails now and then (ENOMEM, about one
+  // run in eight), and a single-threaded test has no race to find.
+  GTEST_SKIP() << "1 TiB of address space is not reliably free under TSan";
+#endif
+#endif
   const std::string path = dir_.File("big");
   auto pool = Pool::Create(path, 1ull << 40);
   ASSERT_TRUE(pool.ok()) << pool.status().ToString();

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -84,7 +85,45 @@ int WaitPid(pid_t pid, std::chrono::milliseconds timeout) {
   }
 }
 
+// TSan's exit code (its default `exitcode`), also ours for a child's race.
+constexpr int kSanitizerExitCode = 66;
+
+std::mutex report_mu;
+bool report_seen = false;  // guarded by report_mu
+
+// At exit (after main returned, or exit() from a test): a child's report
+// overrides a passing status. _exit: the rest of the process's exit work
+// (static destructors) is irrelevant to a test already failed.
+void ExitIfChildReported() {
+  std::lock_guard<std::mutex> lock(report_mu);
+  if (!report_seen) return;
+  fprintf(stderr,
+          "kv::e2e: a child process reported a ThreadSanitizer race (above); "
+          "failing this test process with %d\n",
+          kSanitizerExitCode);
+  fflush(stderr);
+  _exit(kSanitizerExitCode);
+}
+
 }  // namespace
+
+bool NoteSanitizerReport(const std::string& log, const std::string& who) {
+  const size_t at = log.find("WARNING: ThreadSanitizer:");
+  if (at == std::string::npos) return false;
+  // The report from its first line (its leading "=====" line before it).
+  size_t begin = log.rfind("==================", at);
+  if (begin == std::string::npos) begin = at;
+  constexpr size_t kMaxShown = 32 * 1024;  // the report, not the whole log
+  fprintf(stderr, "kv::e2e: %s reported a ThreadSanitizer race:\n%s\n",
+          who.c_str(), log.substr(begin, kMaxShown).c_str());
+  fflush(stderr);
+  std::lock_guard<std::mutex> lock(report_mu);
+  if (!report_seen) {
+    report_seen = true;
+    atexit(ExitIfChildReported);
+  }
+  return true;
+}
 
 std::string KvserverPath() { return KV_E2E_KVSERVER_PATH; }
 
@@ -132,7 +171,9 @@ int RunToExit(const std::vector<std::string>& argv, std::string* err,
     code = WaitPid(pid, std::chrono::seconds(5));
     code = -1;
   }
-  if (err != nullptr) *err = ReadFileFrom(path, 0);
+  std::string text = ReadFileFrom(path, 0);
+  NoteSanitizerReport(text, argv[0] + " (pid " + std::to_string(pid) + ")");
+  if (err != nullptr) *err = text;
   RemoveTree(dir);
   return code;
 }
@@ -157,7 +198,7 @@ bool ChildProcess::WaitForOutput(const std::string& text,
   while (Clock::now() < deadline) {
     if (Output().find(text) != std::string::npos) return true;
     if (pid_ > 0 && WaitPid(pid_, std::chrono::milliseconds(0)) != -2) {
-      pid_ = -1;
+      Reaped();
       return Output().find(text) != std::string::npos;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -171,8 +212,13 @@ int ChildProcess::Kill9() {
   if (pid_ <= 0) return -1;
   kill(pid_, SIGKILL);
   int code = WaitPid(pid_, std::chrono::seconds(10));
-  pid_ = -1;
+  Reaped();
   return code;
+}
+
+void ChildProcess::Reaped() {
+  NoteSanitizerReport(Output(), "child pid " + std::to_string(pid_));
+  pid_ = -1;
 }
 
 ServerProcess::~ServerProcess() {
@@ -217,6 +263,7 @@ Status ServerProcess::Launch(std::chrono::milliseconds timeout) {
   if (own_listen_)
     argv.push_back("--listen=127.0.0.1:" + std::to_string(port_));
   const size_t offset = FileSize(stderr_path_);
+  run_offset_ = offset;
   pid_ = Spawn(argv, stderr_path_);
   if (pid_ < 0) return Status::Unavailable("fork failed");
   const auto deadline = Clock::now() + timeout;
@@ -227,7 +274,7 @@ Status ServerProcess::Launch(std::chrono::milliseconds timeout) {
     }
     int code = WaitPid(pid_, std::chrono::milliseconds(0));
     if (code != -2) {
-      pid_ = -1;
+      Reaped();
       return Status::Unavailable("kvserver exited with " +
                                  std::to_string(code) +
                                  " before ready: " + text);
@@ -235,7 +282,7 @@ Status ServerProcess::Launch(std::chrono::milliseconds timeout) {
     if (Clock::now() >= deadline) {
       kill(pid_, SIGKILL);
       WaitPid(pid_, std::chrono::seconds(5));
-      pid_ = -1;
+      Reaped();
       return Status::TimedOut("kvserver not ready in time: " + text);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -252,8 +299,15 @@ int ServerProcess::Reap(std::chrono::milliseconds timeout,
     WaitPid(pid_, std::chrono::seconds(5));
     code = -1;
   }
-  pid_ = -1;
+  Reaped();
   return code;
+}
+
+void ServerProcess::Reaped() {
+  NoteSanitizerReport(
+      ReadFileFrom(stderr_path_, run_offset_),
+      "kvserver pid " + std::to_string(pid_) + " (log " + stderr_path_ + ")");
+  pid_ = -1;
 }
 
 int ServerProcess::Stop(std::chrono::milliseconds timeout) {

@@ -7,6 +7,15 @@
 // for the line "kvserver: ready on HOST:PORT". Stop() is SIGTERM + wait;
 // Kill9() is SIGKILL + wait. The destructor kills a process still running.
 //
+// Sanitizer reports in a child: every reap (Stop, Kill9, Wait, a failed
+// Start, the destructor; ChildProcess's exit; RunToExit) scans what the
+// child wrote to its log since it started for a ThreadSanitizer report
+// (tests/tsan.supp, tools/test.sh's TSan pass). A report is printed to
+// the test's stderr at once and makes the test process exit with 66 (TSan's
+// exitcode) when it ends, whatever the test itself asserted: a race in a
+// kvserver fails the test that started it, even when the test ignores the
+// server's exit code or kills it.
+//
 // Thread-safety: one object per thread; not copyable.
 #ifndef KV_TESTS_E2E_SERVER_PROCESS_H_
 #define KV_TESTS_E2E_SERVER_PROCESS_H_
@@ -31,6 +40,12 @@ void RemoveTree(const std::string& path);
 
 // A port on 127.0.0.1 that was free a moment ago.
 int PickFreePort();
+
+// Scans `log` (what child `who` wrote) for a ThreadSanitizer report; if
+// there is one, prints it and arranges for the process to exit with 66 at
+// exit (see the header comment). Returns true if a report was found.
+// Thread-safe.
+bool NoteSanitizerReport(const std::string& log, const std::string& who);
 
 // Runs `argv` (argv[0] is the program path) to completion with a bounded
 // wait; returns its exit code (128 + signal if killed), stderr in *err.
@@ -57,6 +72,9 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
 
  private:
+  // Scans the output once, when the process has exited or been killed.
+  void Reaped();
+
   pid_t pid_ = -1;
   std::string dir_;
   std::string out_path_;
@@ -105,6 +123,8 @@ class ServerProcess {
  private:
   Status Launch(std::chrono::milliseconds timeout);
   int Reap(std::chrono::milliseconds timeout, bool kill_on_timeout);
+  // Scans this run's part of the log (from run_offset_) once it is over.
+  void Reaped();
 
   std::vector<std::string> flags_;
   pid_t pid_ = -1;
@@ -112,6 +132,7 @@ class ServerProcess {
   bool own_listen_ = false;
   std::string stderr_path_;
   std::string dir_;
+  size_t run_offset_ = 0;  // the log's size when the current run started
 };
 
 }  // namespace kv::e2e
