@@ -1,6 +1,7 @@
 // Connection: connect + admission, registrations, posts and completions.
 #include "connection.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 
@@ -218,6 +219,13 @@ Status Connection::Dial(const pr::Connect& cd) {
   }
   rc = rpma_conn_get_cq(conn_, &cq_);
   if (rc != 0) return client::StatusFromRpma(rc, "rpma_conn_get_cq");
+  // Non-blocking: a readable CQ fd (the tcp provider wakes it on the
+  // peer's bytes) need not mean a completion event, and Wait must never
+  // sit in rpma_cq_wait past its deadline (docs/tcp_provider.md).
+  int cq_fd = -1;
+  if (rpma_cq_get_fd(cq_, &cq_fd) == 0 && cq_fd >= 0) {
+    (void)fcntl(cq_fd, F_SETFL, fcntl(cq_fd, F_GETFL) | O_NONBLOCK);
+  }
   rpma_conn_private_data got{};
   rc = rpma_conn_get_private_data(conn_, &got);
   if (rc != 0) return client::StatusFromRpma(rc, "rpma_conn_get_private_data");
