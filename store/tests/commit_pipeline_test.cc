@@ -472,6 +472,37 @@ TEST_F(CommitPipelineTest, ASegmentIsSealedOnlyAfterItsPutsAreDurable) {
   }
 }
 
+// Live bytes of an updated key's old version are removed only after the
+// commit point (else its segment could be freed and rewritten while the
+// old version is still the durable one). Both modes.
+TEST_F(CommitPipelineTest, AccountingChangesOnlyAfterTheCommitPoint) {
+  for (bool strict : {false, true}) {
+    SCOPED_TRACE(strict ? "strict" : "local");
+    TestCommitPoint* point = UsePoint(!strict);
+    Writer w(ks_);
+    const std::string k = keys_[0] + (strict ? "s" : "l");
+    ASSERT_TRUE(w.Put(k, std::string(500, 'o')).ok());
+    const uint64_t live = ks_->Stats().live_bytes;
+    const uint64_t keys = ks_->Stats().keys;
+    ASSERT_TRUE(w.StagePut(k, "short").ok());
+    int checked = 0;
+    point->after = [&](int) {
+      checked++;
+      // The new record counts from decide, the old one until publish.
+      EXPECT_EQ(ks_->Stats().live_bytes,
+                live + record_format::RecordSize(k.size(), 5));
+      EXPECT_EQ(ks_->Stats().keys, keys);
+    };
+    auto r = CommitAll(&w);
+    ASSERT_TRUE(r[0].ok());
+    point->after = nullptr;
+    EXPECT_EQ(checked, 1);
+    EXPECT_EQ(ks_->Stats().live_bytes,
+              live + record_format::RecordSize(k.size(), 5) -
+                  record_format::RecordSize(k.size(), 500));
+  }
+}
+
 TEST_F(CommitPipelineTest, GatherNoMakesOneCommitPointPerRequest) {
   TestCommitPoint* point = UsePoint(true);
   Writer w(ks_, Gather::kNo);
