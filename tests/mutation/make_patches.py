@@ -786,16 +786,16 @@ m('grant-every-refill-free', GR,
   '''      held_;''',
   'grants: every REFILL of a held grant is free of the rate limit (not only a half-used one)')
 m('grant-commits-not-counted', SM,
-  '''  grant_->Committed(req.segment, req.offset + req.length);
+  '''  grant_->Committed(c.segment, c.offset + c.length);
 ''',
   '''''',
   "grants: commits not counted: a used-up grant's REFILL is rate-limited too")
 m('grant-refused-commits-counted', SM,
-  '''  if (!r.ok()) {
-    ack->status = r.status().code();''',
-  '''  grant_->Committed(req.segment, req.offset + req.length);
-  if (!r.ok()) {
-    ack->status = r.status().code();''',
+  '''  Result<store::CommitResult> r =
+      env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);''',
+  '''  grant_->Committed(c.segment, c.offset + c.length);
+  Result<store::CommitResult> r =
+      env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);''',
   "grants: refused COMMITs count toward a free REFILL (a bogus one per REFILL makes every REFILL free)")
 
 # The commit pipeline's stages and commit point (issue 20).
