@@ -681,9 +681,12 @@ TEST_F(CommitPipelineTest, CrashAtEveryPersistPointOfABatchOfSeveralCallers) {
     point->before = nullptr;
     const bool all[kCallers] = {true, true, true};
     verify(all);
-    // One batch: the gate's commit point, the six puts' one, the
-    // delete's (which first reaches the puts' commit point).
-    EXPECT_EQ(point->calls() - first + 1, 3);
+    // One batch: the gate's commit point, the delete's, and the puts'
+    // (one, or two when caller 2 — whose delete first brings what is
+    // decided to its commit point — is not the last in the batch). Each
+    // caller alone would make 5.
+    EXPECT_GE(point->calls() - first + 1, 3);
+    EXPECT_LE(point->calls() - first + 1, 4);
     EXPECT_GE(points, 3);
     for (auto& w : writers) ASSERT_TRUE(w->Close().ok());
     ASSERT_TRUE(gate.Close().ok());
