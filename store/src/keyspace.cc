@@ -40,6 +40,8 @@ Keyspace::Keyspace(const pool_format::CatalogEntry& e, Mapping* mapping,
           static_cast<uint32_t>(e.log_size / e.segment_size), e.segment_size,
           grace_period)),
       stripes_(new std::mutex[kStripes]),
+      reserved_(
+          new std::atomic<uint8_t>[ix::PhysicalBuckets(e.bucket_count)]()),
       pipeline_(std::make_unique<CommitPipeline>(this)) {}
 
 Keyspace::~Keyspace() = default;

@@ -1,15 +1,19 @@
-// Keyspace::Commit — validation and the slot store that makes a put or
-// delete visible and durable.
+// Keyspace's side of the commit pipeline's stages (commit_pipeline.cc
+// runs them): prepare, decide, commit point, publish — and the ordered
+// paths (delete, in-place replacement).
 //
-// Crash-consistency of a commit (see docs/format.md, "Commit"):
-//   put:    store the new slot in an empty slot of the key's buckets, then
-//           persist record + buckets as one persist point (the commit
-//           point: one msync on a page-granularity file), then clear the
-//           old slot without persisting it. A crash can leave a slot whose
-//           record is torn, or both slots; Recover() resolves both (the
-//           segment was zeroed at grant, sequences order versions).
-//           With no empty slot: persist the record, then replace the slot
-//           in place and persist it (two persist points, no leftovers).
+// Crash-consistency of a commit (see docs/format.md, "Commit" and
+// "Commit pipeline"):
+//   put:    decide takes an empty slot of the key's buckets (stores it in
+//           the local mode, reserves it in the strict one), the commit
+//           point persists record + buckets as one persist point (local;
+//           strict: the records, then publish stores and persists the
+//           slots), then publish clears the old slot without persisting
+//           it. A crash can leave a slot whose record is torn, or both
+//           slots; Recover() resolves both (the segment was zeroed at
+//           grant, sequences order versions).
+//           With no empty slot: the record reaches its commit point, then
+//           the slot is replaced in place and persisted (no leftovers).
 //   delete: persist the buckets first (an earlier update's unpersisted
 //           clear becomes durable, so no older duplicate survives), then
 //           clear the slot and persist — the commit point.
@@ -21,6 +25,7 @@
 
 #include "index_slots.h"
 #include "kv/index_format.h"
+#include "kv/store/commit_pipeline.h"
 #include "kv/store/keyspace.h"
 #include "segment_table.h"
 
@@ -28,6 +33,7 @@ namespace kv::store {
 namespace {
 namespace ix = kv::index_format;
 namespace rf = kv::record_format;
+constexpr size_t kBucketsLen = ix::kProbeBuckets * ix::kBucketSize;
 }  // namespace
 
 bool Keyspace::FindSlot(std::string_view key, uint64_t hash, Found* out) const {
@@ -60,18 +66,43 @@ Status Keyspace::PersistSlot(uint64_t* slot, uint64_t value) {
   return Status::Ok();
 }
 
-uint64_t* Keyspace::TakeEmptySlot(uint64_t home, uint64_t value) {
+std::atomic<uint8_t>& Keyspace::ReservedBits(const uint64_t* slot,
+                                             uint8_t* bit) const {
+  const uint64_t i = static_cast<uint64_t>(slot - Bucket(0));
+  *bit = static_cast<uint8_t>(1u << (i % ix::kSlotsPerBucket));
+  return reserved_[i / ix::kSlotsPerBucket];
+}
+
+uint64_t* Keyspace::TakeEmptySlot(uint64_t home, uint64_t value, bool store) {
   for (uint64_t b = home; b < home + ix::kProbeBuckets; b++) {
     uint64_t* bucket = Bucket(b);
     for (size_t s = 0; s < ix::kSlotsPerBucket; s++) {
-      uint64_t expected = 0;
-      if (__atomic_compare_exchange_n(&bucket[s], &expected, value, false,
-                                      __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-        return &bucket[s];
+      if (LoadSlot(&bucket[s]) != 0) continue;
+      uint8_t bit = 0;
+      std::atomic<uint8_t>& bits = ReservedBits(&bucket[s], &bit);
+      if ((bits.fetch_or(bit, std::memory_order_acq_rel) & bit) != 0) {
+        continue;  // another writer holds it
       }
+      if (LoadSlot(&bucket[s]) != 0) {  // taken and stored meanwhile
+        bits.fetch_and(static_cast<uint8_t>(~bit), std::memory_order_release);
+        continue;
+      }
+      if (store) StoreReserved(&bucket[s], value);
+      return &bucket[s];
     }
   }
   return nullptr;
+}
+
+void Keyspace::StoreReserved(uint64_t* slot, uint64_t value) {
+  __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+  ReleaseReserved(slot);
+}
+
+void Keyspace::ReleaseReserved(uint64_t* slot) {
+  uint8_t bit = 0;
+  ReservedBits(slot, &bit)
+      .fetch_and(static_cast<uint8_t>(~bit), std::memory_order_release);
 }
 
 Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
@@ -147,40 +178,36 @@ Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
 }
 
 Result<CommitResult> Keyspace::Commit(const CommitRequest& r) {
-  Result<Prepared> p = PrepareCommit(r);
-  if (!p.ok()) return p.status();
-  std::lock_guard<std::mutex> lock(StripeFor(p->home));
-  Deferred d;
-  bool deferred = false;
-  Result<CommitResult> res = CommitLocked(
-      r, *p, [] {}, &d, &deferred);
-  if (deferred) CompleteDeferred(&d, 1);
-  return res;
+  std::vector<Result<CommitResult>> out;
+  pipeline_->Commit(&r, 1, &out, CommitPipeline::Gather::kNo);
+  return std::move(out[0]);
 }
 
-Result<CommitResult> Keyspace::CommitLocked(
-    const CommitRequest& r, const Prepared& p,
-    const std::function<void()>& before_sync, Deferred* deferred,
-    bool* is_deferred) {
-  *is_deferred = false;
+void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
+                      bool store_slot, Decided* d) {
+  d->path = Decided::Path::kDone;
+  d->status = Status::Ok();
   const rf::RecordView& view = p.view;
   const bool tombstone = view.tombstone();
-  CommitResult res;
+  CommitResult& res = d->result;
+  res = CommitResult{};
   res.tombstone = tombstone;
   Found old;
   const bool exists = FindSlot(view.key, view.header.key_hash, &old);
   if (r.condition == Condition::kIfAbsent && exists) {
-    return Status::ConditionFailed("the key exists (version " +
-                                   std::to_string(old.view.header.sequence) +
-                                   ")");
+    d->status =
+        Status::ConditionFailed("the key exists (version " +
+                                std::to_string(old.view.header.sequence) + ")");
+    return;
   }
   if (r.condition == Condition::kIfVersion &&
       (!exists || old.view.header.sequence != r.expected_sequence)) {
-    return Status::ConditionFailed(
+    d->status = Status::ConditionFailed(
         "expected version " + std::to_string(r.expected_sequence) +
         (exists ? ", the key is at version " +
                       std::to_string(old.view.header.sequence)
                 : ", the key does not exist"));
+    return;
   }
   if (exists) {
     res.had_previous = true;
@@ -192,76 +219,136 @@ Result<CommitResult> Keyspace::CommitLocked(
   // sequence order, and the record's CRC now covers it. The record is not
   // reachable from any slot yet, so no reader sees it change.
   Result<uint64_t> next = NextSequence();
-  if (!next.ok()) return next.status();
+  if (!next.ok()) {
+    d->status = next.status();
+    return;
+  }
   const uint64_t sequence = *next;
   rf::SealRecord(record, view, sequence);
   res.committed = {sequence, p.log_off, r.length};
-  uint64_t* const buckets = Bucket(p.home);
-  const size_t buckets_len = ix::kProbeBuckets * ix::kBucketSize;
-  if (!tombstone && TakeEmptySlot(p.home, p.new_slot) != nullptr) {
-    // Other home buckets' writers (other stripes) may race for the same
-    // empty slot, hence CAS; non-empty slots change only under their
-    // key's stripe. The commit point (record + buckets persisted) and
-    // the old slot's clear are the caller's: CompleteDeferred. Counted
-    // live now, so that the segment cannot be freed before.
-    segments_->AddLive(r.segment, r.length);
-    *deferred = {record, r.length, buckets, exists ? old.slot : nullptr, res};
-    *is_deferred = true;
-    return res;
+  d->record = record;
+  d->length = r.length;
+  d->segment = r.segment;
+  d->buckets = Bucket(p.home);
+  d->slot_value = p.new_slot;
+  d->old_slot = exists ? old.slot : nullptr;
+  if (!tombstone) {
+    uint64_t* slot = TakeEmptySlot(p.home, p.new_slot, store_slot);
+    if (slot != nullptr) {
+      // Non-empty slots change only under their key's stripe, which the
+      // caller keeps until publish. Counted live now, so that the
+      // segment cannot be freed before.
+      segments_->AddLive(r.segment, r.length);
+      d->slot = slot;
+      d->stored = store_slot;
+      d->path = Decided::Path::kReserved;
+      return;
+    }
   }
-  before_sync();
-  if (tombstone) {
-    if (!exists) return res;
-    persister_->Persist(buckets, buckets_len);
-    __atomic_store_n(old.slot, 0, __ATOMIC_RELEASE);
-    persister_->PersistPair(record, r.length, buckets,
-                            buckets_len);  // commit point
-    keys_.fetch_sub(1);
-  } else if (exists) {
-    persister_->Persist(record, r.length);
-    KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point
-    segments_->AddLive(r.segment, r.length);
-  } else {
+  if (tombstone && !exists) return;  // nothing to delete: ok, no change
+  if (!tombstone && !exists) {
     // Not committed: the sealed header must not pass for a committed
     // record (a later scan of the log, a recovery, a replica's catch-up).
     rf::UnsealRecord(record);
-    return Status::NoSpace(
+    d->status = Status::NoSpace(
         "keyspace '" + name_ + "': index full — the " +
         std::to_string(ix::kProbeBuckets * ix::kSlotsPerBucket) +
         " slots this key may use are taken; recreate the keyspace with a "
         "larger index capacity");
+    return;
   }
-  // Accounting strictly after the persisted slot change.
-  if (exists) {
-    segments_->RemoveLive(
-        static_cast<uint32_t>(res.previous.log_offset / segment_size_),
-        res.previous.length);
-  }
-  return res;
+  d->path = Decided::Path::kOrdered;
 }
 
-void Keyspace::CompleteDeferred(const Deferred* d, size_t n) {
-  if (n == 0) return;
+void Keyspace::CompleteOrdered(Decided* d, CommitPoint* point) {
+  const bool strict = !point->publish_before_durable();
+  uint8_t* const record = d->record;
+  uint64_t* const buckets = d->buckets;
+  const Persister::Range rec = {record, d->length};
+  if (d->result.tombstone) {
+    if (strict) {
+      // The tombstone durable first: no reader sees the key gone before.
+      Status st = point->MakeDurable(&rec, 1);
+      if (!st.ok()) {
+        rf::UnsealRecord(record);
+        d->status = st;
+        return;
+      }
+    }
+    persister_->Persist(buckets, kBucketsLen);
+    __atomic_store_n(d->old_slot, 0, __ATOMIC_RELEASE);
+    const Persister::Range pair[2] = {rec, {buckets, kBucketsLen}};
+    if (strict) {
+      persister_->Persist(buckets, kBucketsLen);
+    } else {
+      d->status = point->MakeDurable(pair, 2);  // commit point
+    }
+    keys_.fetch_sub(1);
+  } else {
+    Status st = point->MakeDurable(&rec, 1);  // the record before its slot
+    if (!st.ok()) {
+      rf::UnsealRecord(record);
+      d->status = st;
+      return;
+    }
+    (void)PersistSlot(d->old_slot, d->slot_value);  // commit point
+    segments_->AddLive(d->segment, d->length);
+  }
+  // Accounting strictly after the persisted slot change.
+  segments_->RemoveLive(
+      static_cast<uint32_t>(d->result.previous.log_offset / segment_size_),
+      d->result.previous.length);
+}
+
+Status Keyspace::ReachCommitPoint(Decided* const* d, size_t n,
+                                  CommitPoint* point) {
   std::vector<Persister::Range> ranges;
   ranges.reserve(2 * n);
-  const size_t buckets_len = ix::kProbeBuckets * ix::kBucketSize;
   for (size_t i = 0; i < n; i++) {
-    ranges.push_back({d[i].record, d[i].length});
-    ranges.push_back({d[i].buckets, buckets_len});
+    ranges.push_back({d[i]->record, d[i]->length});
+    if (d[i]->stored) ranges.push_back({d[i]->buckets, kBucketsLen});
   }
-  persister_->PersistRanges(ranges.data(), ranges.size());  // commit point
+  Status st = point->MakeDurable(ranges.data(), ranges.size());
+  if (st.ok()) return st;
+  // Not known durable: nothing of it may be acknowledged, nor stay.
   for (size_t i = 0; i < n; i++) {
-    if (d[i].old_slot == nullptr) {
+    if (d[i]->stored) {
+      __atomic_store_n(d[i]->slot, 0, __ATOMIC_RELEASE);
+    } else {
+      ReleaseReserved(d[i]->slot);
+    }
+    rf::UnsealRecord(d[i]->record);
+    segments_->RemoveLive(d[i]->segment, d[i]->length);
+    d[i]->path = Decided::Path::kDone;
+    d[i]->status = Status(st.code(), "commit point: " + st.message());
+  }
+  return st;
+}
+
+void Keyspace::Publish(Decided* const* d, size_t n) {
+  // Strict mode: the slots appear only now, after the commit point, and
+  // are persisted before anything is acknowledged.
+  std::vector<Persister::Range> buckets;
+  for (size_t i = 0; i < n; i++) {
+    if (d[i]->stored) continue;
+    StoreReserved(d[i]->slot, d[i]->slot_value);
+    buckets.push_back({d[i]->buckets, kBucketsLen});
+  }
+  if (!buckets.empty()) {
+    persister_->PersistRanges(buckets.data(), buckets.size());
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (d[i]->old_slot == nullptr) {
       keys_.fetch_add(1);
       continue;
     }
-    __atomic_store_n(d[i].old_slot, 0, __ATOMIC_RELEASE);  // durable later
+    __atomic_store_n(d[i]->old_slot, 0, __ATOMIC_RELEASE);  // durable later
     {
       std::lock_guard<std::mutex> pending(pending_mu_);
-      pending_clears_.push_back(d[i].old_slot);
+      pending_clears_.push_back(d[i]->old_slot);
     }
     // Accounting strictly after the persisted slot change.
-    const Version& prev = d[i].result.previous;
+    const Version& prev = d[i]->result.previous;
     segments_->RemoveLive(
         static_cast<uint32_t>(prev.log_offset / segment_size_), prev.length);
   }

@@ -8,24 +8,35 @@
 namespace kv::store {
 namespace rf = kv::record_format;
 
-Writer::Writer(std::shared_ptr<Keyspace> keyspace) : ks_(std::move(keyspace)) {}
-
-Writer::Writer(std::shared_ptr<Keyspace> keyspace, CommitGroup* group)
-    : ks_(std::move(keyspace)), group_(group) {}
+Writer::Writer(std::shared_ptr<Keyspace> keyspace,
+               CommitPipeline::Gather gather)
+    : ks_(std::move(keyspace)), gather_(gather) {}
 
 Writer::~Writer() { (void)Close(); }
 
 Status Writer::Close() {
+  CommitStagedInto(&early_);  // before the segment goes
   if (!have_grant_) return Status::Ok();
-  if (group_ != nullptr) group_->Finish();  // before the segment goes
   have_grant_ = false;
   return ks_->ReturnSegment(grant_);
+}
+
+void Writer::CommitStagedInto(std::vector<Result<CommitResult>>* results) {
+  if (staged_.empty()) return;
+  ks_->pipeline().Commit(staged_.data(), staged_.size(), results, gather_);
+  staged_.clear();
+}
+
+void Writer::CommitStaged(std::vector<Result<CommitResult>>* results) {
+  for (auto& r : early_) results->push_back(std::move(r));
+  early_.clear();
+  CommitStagedInto(results);
 }
 
 Status Writer::EnsureRoom(uint64_t bytes, bool tombstone) {
   if (have_grant_ && grant_.start + bytes <= grant_.size) return Status::Ok();
   if (have_grant_) {
-    if (group_ != nullptr) group_->Finish();  // before the seal
+    CommitStagedInto(&early_);  // durable before the seal
     have_grant_ = false;
     KV_RETURN_IF_ERROR(ks_->SealSegment(grant_));
   }
@@ -42,9 +53,8 @@ Status Writer::EnsureRoom(uint64_t bytes, bool tombstone) {
   return Status::Ok();
 }
 
-Result<CommitResult> Writer::Append(std::string_view key,
-                                    std::string_view value, bool tombstone,
-                                    Condition condition, uint64_t expected) {
+Status Writer::Stage(std::string_view key, std::string_view value,
+                     bool tombstone, Condition condition, uint64_t expected) {
   if (key.size() < rf::kMinKeySize || key.size() > rf::kMaxKeySize) {
     return Status::InvalidArgument("key must be 1..1024 bytes, got " +
                                    std::to_string(key.size()));
@@ -57,8 +67,8 @@ Result<CommitResult> Writer::Append(std::string_view key,
   const uint64_t size = rf::RecordSize(key.size(), value.size());
   KV_RETURN_IF_ERROR(EnsureRoom(size, tombstone));
   uint8_t* dst = ks_->log_base() + grant_.log_offset + grant_.start;
-  // Sequence 0: Commit assigns the sequence. No persist here: Commit
-  // persists the record together with its slot.
+  // Sequence 0: the commit assigns the sequence. No persist here: the
+  // commit point persists the record together with its slot.
   rf::EncodeRecord(dst, ks_->id(), 0, tombstone, key, value);
   CommitRequest req;
   req.segment = grant_.segment;
@@ -69,17 +79,36 @@ Result<CommitResult> Writer::Append(std::string_view key,
   req.condition = condition;
   req.expected_sequence = expected;
   grant_.start += size;
-  return group_ != nullptr ? group_->Add(req) : ks_->Commit(req);
+  staged_.push_back(req);
+  return Status::Ok();
+}
+
+Status Writer::StagePut(std::string_view key, std::string_view value,
+                        Condition condition, uint64_t expected) {
+  return Stage(key, value, false, condition, expected);
+}
+
+Status Writer::StageDelete(std::string_view key, Condition condition,
+                           uint64_t expected) {
+  return Stage(key, {}, true, condition, expected);
 }
 
 Result<CommitResult> Writer::Put(std::string_view key, std::string_view value,
                                  Condition condition, uint64_t expected) {
-  return Append(key, value, false, condition, expected);
+  CommitStagedInto(&early_);  // claims go in offset order
+  KV_RETURN_IF_ERROR(Stage(key, value, false, condition, expected));
+  std::vector<Result<CommitResult>> out;
+  CommitStagedInto(&out);
+  return std::move(out.back());
 }
 
 Result<CommitResult> Writer::Delete(std::string_view key, Condition condition,
                                     uint64_t expected) {
-  return Append(key, {}, true, condition, expected);
+  CommitStagedInto(&early_);
+  KV_RETURN_IF_ERROR(Stage(key, {}, true, condition, expected));
+  std::vector<Result<CommitResult>> out;
+  CommitStagedInto(&out);
+  return std::move(out.back());
 }
 
 }  // namespace kv::store

@@ -6,7 +6,8 @@ unified diff of it against the current file, headed by a "What:" line
 (and "Equivalent:" for a mutant shown to be equivalent, "Module:" for one
 judged by another module's tests than its directory's — run.sh picks the
 test binaries by module). Mutants are numbered in the order below: new
-ones go at the end (store 01-35, client 36-76, server from 77), so numbers cited in the
+ones go at the end (store 01-35, client 36-76, server 77-140, store's
+commit pipeline from 141), so numbers cited in the
 READMEs stay. When the store's
 code moves and a patch no longer applies, edit the replacement here and
 rerun: python3 tests/mutation/make_patches.py (the old patches are
@@ -27,71 +28,85 @@ def m(name, path, old, new, what, equivalent=None, module=None):
 
 KC='store/src/keyspace_commit.cc'
 m('inplace-slot-before-record', KC,
-  '''    persister_->Persist(record, r.length);
-    KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point''',
-  '''    KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point
-    persister_->Persist(record, r.length);''',
+  '''    Status st = point->MakeDurable(&rec, 1);  // the record before its slot
+    if (!st.ok()) {
+      rf::UnsealRecord(record);
+      d->status = st;
+      return;
+    }
+    (void)PersistSlot(d->old_slot, d->slot_value);  // commit point
+''',
+  '''    (void)PersistSlot(d->old_slot, d->slot_value);  // commit point
+    Status st = point->MakeDurable(&rec, 1);  // the record before its slot
+    if (!st.ok()) {
+      rf::UnsealRecord(record);
+      d->status = st;
+      return;
+    }
+''',
   'in-place update (16 slots taken): slot persisted before the record')
 m('inplace-no-record-persist', KC,
-  '''    persister_->Persist(record, r.length);
-    KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point''',
-  '''    KV_RETURN_IF_ERROR(PersistSlot(old.slot, p.new_slot));  // commit point''',
+  '''    Status st = point->MakeDurable(&rec, 1);  // the record before its slot
+    if (!st.ok()) {
+      rf::UnsealRecord(record);
+      d->status = st;
+      return;
+    }
+    (void)PersistSlot(d->old_slot, d->slot_value);  // commit point
+''',
+  '''    (void)PersistSlot(d->old_slot, d->slot_value);  // commit point
+''',
   'in-place update: record never persisted')
 m('inplace-abort', KC,
-  '''  } else if (exists) {
-    persister_->Persist(record, r.length);''',
-  '''  } else if (exists) {
+  '''  } else {
+    Status st = point->MakeDurable(&rec, 1);''',
+  '''  } else {
     std::abort();
-    persister_->Persist(record, r.length);''',
+    Status st = point->MakeDurable(&rec, 1);''',
   'in-place update path aborts (is it executed at all?)')
 m('put-no-commit-persist', KC,
-  '''  persister_->PersistRanges(ranges.data(), ranges.size());  // commit point
-''',
-  '',
+  '''  Status st = point->MakeDurable(ranges.data(), ranges.size());''',
+  '''  Status st = Status::Ok();''',
   'put: no persist at the commit point')
 m('put-record-only', KC,
-  '''    ranges.push_back({d[i].buckets, buckets_len});
+  '''    if (d[i]->stored) ranges.push_back({d[i]->buckets, kBucketsLen});
 ''',
   '',
   'put: only the record persisted, not the buckets')
 m('put-buckets-only', KC,
-  '''    ranges.push_back({d[i].record, d[i].length});
+  '''    ranges.push_back({d[i]->record, d[i]->length});
 ''',
   '',
   'put: only the buckets persisted, not the record')
 m('put-home-bucket-only', KC,
-  '''  const size_t buckets_len = ix::kProbeBuckets * ix::kBucketSize;
-  for (size_t i = 0; i < n; i++) {''',
-  '''  const size_t buckets_len = ix::kBucketSize;
-  for (size_t i = 0; i < n; i++) {''',
+  '''    if (d[i]->stored) ranges.push_back({d[i]->buckets, kBucketsLen});''',
+  '''    if (d[i]->stored) ranges.push_back({d[i]->buckets, ix::kBucketSize});''',
   'put: persist covers the home bucket only, not the next one')
 m('put-half-record', KC,
-  '''    ranges.push_back({d[i].record, d[i].length});''',
-  '''    ranges.push_back({d[i].record, d[i].length / 2u});''',
+  '''    ranges.push_back({d[i]->record, d[i]->length});''',
+  '''    ranges.push_back({d[i]->record, d[i]->length / 2u});''',
   'put: only the first half of the record persisted')
 m('group-clear-before-commit-point', KC,
-  '''  persister_->PersistRanges(ranges.data(), ranges.size());  // commit point
+  '''  Status st = point->MakeDurable(ranges.data(), ranges.size());
 ''',
   '''  for (size_t i = 0; i < n; i++) {
-    if (d[i].old_slot != nullptr) __atomic_store_n(d[i].old_slot, 0, __ATOMIC_RELEASE);
+    if (d[i]->old_slot != nullptr) __atomic_store_n(d[i]->old_slot, 0, __ATOMIC_RELEASE);
   }
-  persister_->PersistRanges(ranges.data(), ranges.size());  // commit point
+  Status st = point->MakeDurable(ranges.data(), ranges.size());
 ''',
-  'put (group commit): old slots cleared before the commit point')
+  'put (pipeline batch): old slots cleared before the commit point')
 m('delete-no-first-persist', KC,
-  '''    if (!exists) return res;
-    persister_->Persist(buckets, buckets_len);''',
-  '''    if (!exists) return res;''',
+  '''    persister_->Persist(buckets, kBucketsLen);
+    __atomic_store_n(d->old_slot, 0, __ATOMIC_RELEASE);''',
+  '''    __atomic_store_n(d->old_slot, 0, __ATOMIC_RELEASE);''',
   'delete: buckets not persisted before the clear (an older duplicate survives)')
 m('delete-no-commit-persist', KC,
-  '''    __atomic_store_n(old.slot, 0, __ATOMIC_RELEASE);
-    persister_->PersistPair(record, r.length, buckets,
-                            buckets_len);  // commit point''',
-  '''    __atomic_store_n(old.slot, 0, __ATOMIC_RELEASE);''',
+  '''      d->status = point->MakeDurable(pair, 2);  // commit point''',
+  '''      (void)pair;''',
   'delete: the clear is never persisted')
 m('no-pending-clear', KC,
   '''      std::lock_guard<std::mutex> pending(pending_mu_);
-      pending_clears_.push_back(d[i].old_slot);''',
+      pending_clears_.push_back(d[i]->old_slot);''',
   '''      std::lock_guard<std::mutex> pending(pending_mu_);''',
   'update: old slot not queued for persist before its segment is reused')
 m('commit-no-crc-check', 'store/include/kv/record_format.h',
@@ -782,6 +797,61 @@ m('grant-refused-commits-counted', SM,
   Result<store::CommitResult> r =
       env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);''',
   "grants: refused COMMITs count toward a free REFILL (a bogus one per REFILL makes every REFILL free)")
+
+# The commit pipeline's stages and commit point (issue 20).
+CP='store/include/kv/store/commit_point.h'
+PL='store/src/commit_pipeline.cc'
+m('commit-point-skips-persist', CP,
+  '''    persister_->PersistRanges(ranges, n);
+    return Status::Ok();''',
+  '''    (void)persister_;
+    return Status::Ok();''',
+  'local commit point: acknowledges without persisting')
+m('strict-publish-before-durable', KC,
+  '''    uint64_t* slot = TakeEmptySlot(p.home, p.new_slot, store_slot);''',
+  '''    uint64_t* slot = TakeEmptySlot(p.home, p.new_slot, true);''',
+  "strict mode: a put's slot stored at decide, visible before the commit point")
+m('pipeline-results-out-of-order', PL,
+  '''  // Results in request order.
+''',
+  '''  std::reverse(me.items.begin(), me.items.end());
+''',
+  "pipeline: a caller's results handed back in reverse order")
+m('pipeline-leader-wakes-nobody', PL,
+  '''      cv_.notify_all();  // followers of this batch, and the next leader
+''',
+  '',
+  'pipeline: the leader does not wake its followers (nor the next leader)')
+m('pipeline-same-key-twice-not-flushed', PL,
+  '''    if (Holds(&stripe)) Flush();
+''',
+  '''    if (Holds(&stripe)) {
+      ks_->Decide(*item->request, item->prepared, point_->publish_before_durable(), &item->decided);
+      if (item->decided.path == Keyspace::Decided::Path::kReserved) decided_.push_back(&item->decided);
+      return;
+    }
+''',
+  'pipeline: a key (stripe) twice in a batch decided without flushing the first')
+m('accounting-before-commit-point', KC,
+  '''  Status st = point->MakeDurable(ranges.data(), ranges.size());
+''',
+  '''  for (size_t i = 0; i < n; i++) {
+    if (d[i]->old_slot != nullptr) segments_->RemoveLive(static_cast<uint32_t>(d[i]->result.previous.log_offset / segment_size_), d[i]->result.previous.length);
+  }
+  Status st = point->MakeDurable(ranges.data(), ranges.size());
+''',
+  "pipeline: old versions' live bytes removed before the commit point")
+m('strict-slots-not-persisted', KC,
+  '''    persister_->PersistRanges(buckets.data(), buckets.size());
+''',
+  '',
+  'strict mode: published slots never persisted before the acknowledgement')
+m('strict-delete-before-durable', KC,
+  '''    if (strict) {
+      // The tombstone durable first: no reader sees the key gone before.''',
+  '''    if (false) {
+      // The tombstone durable first: no reader sees the key gone before.''',
+  'strict mode: a delete clears the slot before the tombstone reached the commit point')
 
 RF='store/include/kv/record_format.h'
 src = open(os.path.join(root, RF)).read()

@@ -27,6 +27,7 @@
 #include "kv/index_lookup.h"
 #include "kv/record_format.h"
 #include "kv/status.h"
+#include "kv/store/commit_point.h"
 #include "kv/store/mapping.h"
 #include "kv/store/options.h"
 #include "kv/store/persister.h"
@@ -35,7 +36,6 @@
 
 namespace kv::store {
 
-class CommitGroup;
 class CommitPipeline;
 class SegmentTable;
 
@@ -159,7 +159,11 @@ class Keyspace {
   // sequence), no_space (deletes_only and a put),
   // corruption (record fails verification), condition_failed (the
   // request's condition does not hold; nothing changed), no_space (the
-  // key's buckets are full), permission_denied (read-only).
+  // key's buckets are full), permission_denied (read-only), and what the
+  // commit point returns (commit_point.h; never for the local persist).
+  // Runs through pipeline() with Gather::kNo: its own commit point, on
+  // the calling thread (kvserver --group_commit=false); the persist points
+  // above are the local commit point's.
   Result<CommitResult> Commit(const CommitRequest& request);
   // The keyspace's commit pipeline: batches of commits from any number of
   // writers, one commit point for what arrives together.
@@ -210,27 +214,38 @@ class Keyspace {
   void ForEachSlot(const std::function<bool(const SlotEntry&)>& fn) const;
 
  private:
-  friend class CommitGroup;
+  friend class CommitPipeline;
   struct Found {
     uint64_t* slot = nullptr;
     uint64_t value = 0;
     record_format::RecordView view;
   };
-  // A commit request that passed every check not needing the key's lock.
+  // Stage 1 (prepare): a commit request that passed every check not
+  // needing the key's lock.
   struct Prepared {
     record_format::RecordView view;
     uint64_t log_off = 0;
     uint64_t home = 0;
     uint64_t new_slot = 0;
   };
-  // A put whose slot is stored but whose commit point (record + buckets
-  // persisted) is still to come; then its old slot is cleared.
-  struct Deferred {
-    const uint8_t* record = nullptr;
-    uint32_t length = 0;
-    const uint64_t* buckets = nullptr;
-    uint64_t* old_slot = nullptr;  // the key's previous slot, or nullptr
+  // Stage 2 (decide): what a request became under its key's stripe.
+  struct Decided {
+    enum class Path {
+      kDone,      // final now: refused, or a delete of an absent key
+      kReserved,  // a put holding an empty slot: stages 3-4 to come
+      kOrdered,   // a delete or in-place replacement: CompleteOrdered
+    };
+    Path path = Path::kDone;
+    Status status;  // kDone: the outcome
     CommitResult result;
+    uint8_t* record = nullptr;
+    uint32_t length = 0;
+    uint32_t segment = 0;
+    uint64_t* buckets = nullptr;  // the home bucket and the next
+    uint64_t* slot = nullptr;     // kReserved: the slot taken
+    uint64_t slot_value = 0;
+    bool stored = false;           // kReserved: slot_value is in *slot
+    uint64_t* old_slot = nullptr;  // the key's previous slot, or nullptr
   };
 
   uint64_t* Bucket(uint64_t b) const;
@@ -246,22 +261,31 @@ class Keyspace {
   // stripe, or accepts races). Returns false when absent.
   bool FindSlot(std::string_view key, uint64_t hash, Found* out) const;
   Status PersistSlot(uint64_t* slot, uint64_t value);
-  // Commit's checks before the key's lock (bounds, claim, record).
+  // Stage 1: bounds, claim, record (keyspace_commit.cc).
   Result<Prepared> PrepareCommit(const CommitRequest& r);
-  // Commit under the key's stripe: condition, sequence, slot. A put that
-  // found an empty slot is left for the caller to complete (*deferred
-  // set, *is_deferred true): nothing of it is persisted yet. Other paths
-  // call before_sync() first (a group persists what it holds), then
-  // complete as documented at Commit.
-  Result<CommitResult> CommitLocked(const CommitRequest& r, const Prepared& p,
-                                    const std::function<void()>& before_sync,
-                                    Deferred* deferred, bool* is_deferred);
-  // The commit point of deferred puts (one persist of all their records
-  // and buckets), then their old slots' clears and the accounting.
-  void CompleteDeferred(const Deferred* d, size_t n);
-  // Takes an empty slot of home's buckets for `value` (CAS: writers of
-  // other home buckets may race for it). nullptr when all are taken.
-  uint64_t* TakeEmptySlot(uint64_t home, uint64_t value);
+  // Stage 2, caller holds the key's stripe: condition, sequence, slot
+  // (stored when `store_slot`, else reserved). Persists nothing.
+  void Decide(const CommitRequest& r, const Prepared& p, bool store_slot,
+              Decided* d);
+  // Stage 3 for kReserved puts: one MakeDurable of their records (and
+  // buckets when they were stored). On error, undoes them (slots
+  // emptied, records unsealed) and sets their status.
+  Status ReachCommitPoint(Decided* const* d, size_t n, CommitPoint* point);
+  // Stage 4 for kReserved puts after their commit point: slots stored
+  // (and persisted) where not yet, old slots cleared, accounting.
+  void Publish(Decided* const* d, size_t n);
+  // A kOrdered decision, after every earlier decision reached its commit
+  // point; caller still holds the stripe. Sets d->status.
+  void CompleteOrdered(Decided* d, CommitPoint* point);
+  // Takes an empty slot of home's buckets: stores `value` when `store`,
+  // else only reserves the slot (StoreReserved publishes it,
+  // ReleaseReserved gives it back). Writers of other home buckets may
+  // race for it: every taker first sets the slot's bit in reserved_.
+  // nullptr when all are taken.
+  uint64_t* TakeEmptySlot(uint64_t home, uint64_t value, bool store);
+  void StoreReserved(uint64_t* slot, uint64_t value);
+  void ReleaseReserved(uint64_t* slot);
+  std::atomic<uint8_t>& ReservedBits(const uint64_t* slot, uint8_t* bit) const;
   // Grants from the segment table and zeroes the writable part, after
   // persisting the pending clears.
   Result<SegmentGrant> GrantZeroed(GrantPurpose purpose);
@@ -293,6 +317,9 @@ class Keyspace {
   bool unclean_ = false;  // not closed cleanly (repaired unless read-only)
   std::unique_ptr<SegmentTable> segments_;
   std::unique_ptr<std::mutex[]> stripes_;
+  // One bit per index slot (a byte per bucket): set while a taker holds
+  // the empty slot (TakeEmptySlot), until it stored its value.
+  std::unique_ptr<std::atomic<uint8_t>[]> reserved_;
   std::unique_ptr<CommitPipeline> pipeline_;
   std::mutex clean_mu_;
   // Old slots that updates cleared without a persist; a grant persists

@@ -1,7 +1,10 @@
 // kv::store::Writer — a local writer: appends records to its own granted
 // segment and commits them, exactly as a remote client does through
 // kvserver (write record, make it durable, commit). Used by kvadmin, the
-// benchmark and tests.
+// benchmark and tests. Every commit goes through the keyspace's commit
+// pipeline (commit_pipeline.h): Put/Delete commit one request (sharing a
+// commit point with concurrent writers'), Stage*/CommitStaged commit a
+// batch of this writer's requests with one commit point.
 //
 // Thread-safety: one Writer per thread (it owns one segment grant); any
 // number of Writers may work on one keyspace in parallel.
@@ -11,9 +14,10 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "kv/status.h"
-#include "kv/store/commit_group.h"
+#include "kv/store/commit_pipeline.h"
 #include "kv/store/keyspace.h"
 #include "kv/store/segment.h"
 
@@ -21,16 +25,15 @@ namespace kv::store {
 
 class Writer {
  public:
-  explicit Writer(std::shared_ptr<Keyspace> keyspace);
-  // Commits through `group` (group commit): a put is durable only after
-  // group->Finish() (commit_group.h). The group outlives the Writer.
-  Writer(std::shared_ptr<Keyspace> keyspace, CommitGroup* group);
+  // `gather`: kNo makes every commit its own commit point.
+  explicit Writer(std::shared_ptr<Keyspace> keyspace,
+                  CommitPipeline::Gather gather = CommitPipeline::Gather::kYes);
   ~Writer();  // returns the segment
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  // Durable put: when it returns ok the value survives a crash (with a
-  // group: once the group is Finish()ed). Errors:
+  // Durable put: when it returns ok the value survives a crash. Commits
+  // what is staged first (its results wait for CommitStaged). Errors:
   // invalid_argument (key not 1..1024 bytes, value over the keyspace's
   // max), no_space (log or index full; the Writer never runs the cleaner —
   // call Keyspace::Clean and retry), and whatever Commit returns.
@@ -43,19 +46,36 @@ class Writer {
   Result<CommitResult> Delete(std::string_view key,
                               Condition condition = Condition::kNone,
                               uint64_t expected_sequence = 0);
-  // Gives the rest of the segment back to the keyspace.
+  // Batched: writes the record and queues its commit request (nothing is
+  // committed or visible yet). Errors as Put's own checks and no_space of
+  // the log; a staged request's commit errors come from CommitStaged.
+  Status StagePut(std::string_view key, std::string_view value,
+                  Condition condition = Condition::kNone,
+                  uint64_t expected_sequence = 0);
+  Status StageDelete(std::string_view key,
+                     Condition condition = Condition::kNone,
+                     uint64_t expected_sequence = 0);
+  // Commits every staged request in one pipeline call (one commit point,
+  // where the stages allow) and appends one result per request staged
+  // since the last call, in order. A full segment commits the staged
+  // requests in it before it is sealed (their results wait here).
+  void CommitStaged(std::vector<Result<CommitResult>>* results);
+  size_t staged() const { return staged_.size(); }
+  // Commits what is staged, then gives the rest of the segment back.
   Status Close();
 
  private:
-  Result<CommitResult> Append(std::string_view key, std::string_view value,
-                              bool tombstone, Condition condition,
-                              uint64_t expected);
+  Status Stage(std::string_view key, std::string_view value, bool tombstone,
+               Condition condition, uint64_t expected);
+  void CommitStagedInto(std::vector<Result<CommitResult>>* results);
   Status EnsureRoom(uint64_t bytes, bool tombstone);
 
   std::shared_ptr<Keyspace> ks_;
   SegmentGrant grant_;
   bool have_grant_ = false;
-  CommitGroup* const group_ = nullptr;
+  const CommitPipeline::Gather gather_;
+  std::vector<CommitRequest> staged_;
+  std::vector<Result<CommitResult>> early_;  // committed before a seal
 };
 
 }  // namespace kv::store
