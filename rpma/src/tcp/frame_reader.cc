@@ -17,7 +17,7 @@ bool IsRequest(uint8_t type) {
 
 }  // namespace
 
-FrameReader::FrameReader(Sink* sink) : sink_(sink), buf_(kBufSize) {}
+FrameReader::FrameReader(Sink* sink) : sink_(sink), buf_(kInitialBufSize) {}
 
 void FrameReader::Expect(uint8_t* dst, size_t len) {
   dst_ = dst;
@@ -108,6 +108,10 @@ FrameReader::Io FrameReader::ReadOnce(int fd, int* err) {
     if (asked == 0) return Io::kDrained;
     n = recv(fd, buf_.data() + end_, asked, 0);
     if (n > 0) end_ += static_cast<size_t>(n);
+    // A full read: this connection is busy, give it the large buffer.
+    if (n > 0 && static_cast<size_t>(n) == asked && buf_.size() < kBufSize) {
+      buf_.resize(kBufSize);
+    }
   }
   if (n == 0) return Io::kEof;
   if (n < 0) {
