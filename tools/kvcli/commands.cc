@@ -33,10 +33,7 @@ Reply Put(Context& c, const Args& a) {
   if (client == nullptr) return r;
   KeyVersion v;
   Status st = client->Put(KeyOf(a[0]), value, {.version = &v});
-  if (!st.ok()) return OperationError(c, st);
-  r.text = "OK";
-  r.json.Number("version", v.sequence);
-  return r;
+  return PutReply(c, st, v.sequence);
 }
 
 Reply Get(Context& c, const Args& a) {
@@ -45,16 +42,7 @@ Reply Get(Context& c, const Args& a) {
   if (client == nullptr) return r;
   std::string value;
   Status st = client->Get(KeyOf(a[0]), &value);
-  if (st.IsNotFound()) {
-    r.status = st;
-    r.json.Bytes("key", KeyOf(a[0]));
-    return r;
-  }
-  if (!st.ok()) return OperationError(c, st);
-  r.text = c.out->Value(value);
-  r.newline = !c.out->options().raw;
-  r.json.Bytes("key", KeyOf(a[0])).Bytes("value", value);
-  return r;
+  return GetReply(c, KeyOf(a[0]), st, value);
 }
 
 Reply Del(Context& c, const Args& a) {
@@ -64,10 +52,7 @@ Reply Del(Context& c, const Args& a) {
   if (client == nullptr) return r;
   bool existed = false;
   Status st = client->Delete(KeyOf(a[0]), {}, &existed);
-  if (!st.ok()) return OperationError(c, st);
-  r.text = existed ? "OK" : "OK (the key did not exist)";
-  r.json.Bool("existed", existed);
-  return r;
+  return DelReply(c, st, existed);
 }
 
 Reply Scan(Context& c, const Args& a) {
@@ -368,6 +353,11 @@ const std::vector<CommandInfo>& CommandTable() {
 }
 
 bool IsCommand(std::string_view word) { return Find(word) != nullptr; }
+
+std::string_view CommandName(std::string_view word) {
+  const Command* cmd = Find(word);
+  return cmd == nullptr ? std::string_view() : cmd->info.name;
+}
 
 int RunCommand(Session* session, Output* out, const std::vector<Token>& line,
                bool* quit) {

@@ -260,6 +260,68 @@ TEST_F(KvcliTest, ScriptExitCodeIsTheHighestAndBadLinesAreUsageErrors) {
   EXPECT_EQ(Cli({}, "exists never\n").code, 1);
 }
 
+// Script mode runs single-key lines as batches: the replies still come in
+// input order, an error names its input line (comments and blank lines
+// count), and a line on a key of the batch sees the earlier line done.
+TEST_F(KvcliTest, ScriptPipelinesLinesButKeepsOrderAndLineNumbers) {
+  std::string in = "# bulk load\n\n";  // lines 1 and 2
+  std::string want;
+  size_t line = 2;
+  for (int i = 0; i < 3000; i++) {
+    line++;
+    if (line == 1234) {
+      in += "put " + std::string(1100, 'x') + " v\n";  // a key too long
+      continue;
+    }
+    in += "put k" + std::to_string(i) + " v" + std::to_string(i) + "\n";
+    want += "OK\n";
+  }
+  in += "get k7\nput k7 new\nget k7\ndel k7\nget k7\n";
+  want += "v7\nOK\nnew\nOK\n";
+  ProcessResult r = Cli({}, in);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.out, want);
+  EXPECT_EQ(r.err.rfind("line 1234: error: invalid_argument: ", 0), 0u)
+      << r.err;
+  EXPECT_NE(r.err.find("line 3007: (not found)\n"), std::string::npos) << r.err;
+
+  // --file reads the same script; --pipe prints only errors and a summary.
+  const std::string path = home_ + "/load.txt";
+  WriteFile(path, in);
+  r = Cli({}, "", {"--file=" + path});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.out, want);
+  r = Cli({}, in, {"--pipe"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.out.rfind("done: 3005 commands, 1 errors, 1 not found, 3007 "
+                        "lines in ",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_EQ(r.err.rfind("line 1234: error: invalid_argument: ", 0), 0u)
+      << r.err;
+  if (kRealServer) EXPECT_EQ(Cli({"get", "k2999"}).out, "v2999\n");
+  EXPECT_EQ(Cli({"get", "k1"}, "", {"--pipe"}).code, 2);  // no command
+  EXPECT_EQ(Cli({}, "", {"--file=/nonexistent/x"}).code, 2);
+}
+
+// The same line numbers with --pipeline=1 (one line at a time) and in
+// JSON, where an error carries "line".
+TEST_F(KvcliTest, ScriptErrorLineNumbersWithoutBatchingAndInJson) {
+  const std::string in = "put a 1\nput \"unterminated\nget nope\n";
+  ProcessResult r = Cli({}, in, {"--pipeline=1"});
+  EXPECT_EQ(r.out, "OK\n");
+  EXPECT_EQ(r.err.rfind("line 2: error: invalid_argument: unterminated", 0), 0u)
+      << r.err;
+  EXPECT_NE(r.err.find("line 3: (not found)"), std::string::npos) << r.err;
+  r = Cli({}, in, {"--format=json"});
+  EXPECT_NE(r.out.find(R"("line":2})"), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find(R"({"command":"get","status":"not_found","key":"nope"})"),
+      std::string::npos)
+      << r.out;
+}
+
 TEST_F(KvcliTest, JsonIsOneObjectPerReply) {
   ProcessResult r = Cli({}, "put k v\nget k\nget nope\nmget k nope\nping\n",
                         {"--format=json"});

@@ -76,6 +76,10 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& o) {
 
 Status Client::Put(std::string_view key, std::string_view value,
                    const WriteOptions& o) {
+  if (key.empty() || key.size() > 1024) {
+    return Status::InvalidArgument("key of " + std::to_string(key.size()) +
+                                   " bytes: a key is 1..1024 bytes");
+  }
   if (value.size() > kMaxValue) {
     return Status::InvalidArgument("value of " + std::to_string(value.size()) +
                                    " bytes is over the keyspace's limit of " +
