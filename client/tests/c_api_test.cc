@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -809,6 +810,63 @@ TEST_F(CApiAccessKeyTest, RightKeyIsAdmitted) {
   EXPECT_EQ(rpkv_put(db, "k", 1, "v", 1), RPKV_OK) << rpkv_errmsg(db);
   EXPECT_EQ(rpkv_exists(db, "k", 1), RPKV_OK);
   rpkv_close(db);
+}
+
+// rpkv_scan: pages from cursor 0 to 0 give every key of the prefix
+// (collected into a set: a page's order is the index's), argument errors
+// reset *next_cursor.
+struct ScanSink {
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+};
+void CollectKey(void* arg, const void* key, size_t key_len, const void* value,
+                size_t value_len) {
+  auto* sink = static_cast<ScanSink*>(arg);
+  sink->keys.push_back(Str(key, key_len));
+  sink->values.push_back(Str(value, value_len));
+}
+
+TEST_F(CApiTest, ScanPagesThroughEveryKeyOfAPrefix) {
+  const std::string p = prefix_ + ":";
+  for (int i = 0; i < 300; i++) {
+    const std::string k = p + std::to_string(i), v = "v" + std::to_string(i);
+    ASSERT_EQ(rpkv_put(db_, k.data(), k.size(), v.data(), v.size()), RPKV_OK);
+  }
+  ScanSink sink;
+  uint64_t cursor = 0;
+  int pages = 0;
+  do {
+    ASSERT_EQ(rpkv_scan(db_, cursor, p.data(), p.size(), 50, CollectKey, &sink,
+                        &cursor),
+              RPKV_OK)
+        << rpkv_errmsg(db_);
+    ASSERT_LT(++pages, 100000);
+  } while (cursor != 0);
+  std::set<std::string> keys(sink.keys.begin(), sink.keys.end());
+  EXPECT_EQ(keys.size(), 300u);
+  EXPECT_EQ(keys.count(p + "299"), 1u);
+  for (size_t i = 0; i < sink.keys.size(); i++) {
+    EXPECT_EQ("v" + sink.keys[i].substr(p.size()), sink.values[i]);
+  }
+
+  uint64_t next = 7;
+  EXPECT_EQ(rpkv_scan(db_, 0, nullptr, 1, 0, CollectKey, &sink, &next),
+            RPKV_E_INVAL);
+  EXPECT_EQ(next, 0u);
+  next = 7;
+  EXPECT_EQ(rpkv_scan(db_, 0, nullptr, 0, 0, nullptr, &sink, &next),
+            RPKV_E_INVAL);
+  EXPECT_EQ(next, 0u);
+  EXPECT_EQ(rpkv_scan(nullptr, 0, nullptr, 0, 0, CollectKey, &sink, &next),
+            RPKV_E_INVAL);
+  EXPECT_EQ(rpkv_scan(db_, 0, nullptr, 0, 0, CollectKey, &sink, nullptr),
+            RPKV_E_INVAL);
+  next = 7;
+  EXPECT_EQ(rpkv_scan(db_, uint64_t{1} << 60, nullptr, 0, 0, CollectKey, &sink,
+                      &next),
+            RPKV_E_INVAL);
+  EXPECT_EQ(next, 0u);
+  EXPECT_THAT(rpkv_errmsg(db_), HasSubstr("not a cursor of this keyspace"));
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "command_context.h"
+#include "glob.h"
 #include "suggest.h"
 
 namespace kv::kvcli {
@@ -55,49 +57,134 @@ Reply Del(Context& c, const Args& a) {
   return DelReply(c, st, existed);
 }
 
-Reply Scan(Context& c, const Args& a) {
-  size_t limit = kDefaultScanLimit;
-  if (a.size() == 2) {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = strtoull(a[1].text.c_str(), &end, 10);
-    if (a[1].text.empty() || *end != '\0' || errno != 0 ||
-        a[1].text[0] == '-') {
-      return UsageError("scan LIMIT must be a number (0: no limit), not '" +
-                        a[1].text + "'");
+bool ParseCount(const std::string& text, uint64_t* v) {
+  char* end = nullptr;
+  errno = 0;
+  *v = strtoull(text.c_str(), &end, 10);
+  return !text.empty() && *end == '\0' && errno == 0 && text[0] != '-';
+}
+
+bool IsWord(const Token& t, const char* word) {
+  if (t.from_file || t.text.size() != strlen(word)) return false;
+  for (size_t i = 0; i < t.text.size(); i++) {
+    if (tolower(static_cast<unsigned char>(t.text[i])) != word[i]) return false;
+  }
+  return true;
+}
+
+// scan CURSOR [match PATTERN] [count N]: one page, as Redis SCAN — the
+// next cursor on the first line, then the keys (no values).
+Reply ScanCursor(Context& c, const Args& a) {
+  uint64_t cursor = 0, count = 0;
+  if (!ParseCount(a[0].text, &cursor)) {
+    return UsageError("scan CURSOR must be a number, not '" + a[0].text + "'");
+  }
+  std::string pattern = "*";
+  for (size_t i = 1; i < a.size(); i += 2) {
+    if (i + 1 >= a.size() ||
+        !(IsWord(a[i], "match") || IsWord(a[i], "count"))) {
+      return UsageError("usage: scan CURSOR [match PATTERN] [count N]");
     }
-    limit = static_cast<size_t>(v);
+    if (IsWord(a[i], "match")) {
+      pattern = KeyOf(a[i + 1]);
+    } else if (!ParseCount(a[i + 1].text, &count) || count == 0) {
+      return UsageError("scan count must be a number of at least 1, not '" +
+                        a[i + 1].text + "'");
+    }
   }
   Reply r;
   Client* client = c.session->Connected(&r);
   if (client == nullptr) return r;
-  // The index has no order; people (and diffs of scripts' output) want
-  // one: what the scan found is shown sorted by key.
-  std::vector<std::pair<std::string, std::string>> found;
-  Status st = client->Scan(a.empty() ? "" : KeyOf(a[0]), limit,
-                           [&](std::string_view key, std::string_view value) {
-                             found.emplace_back(key, value);
-                             return true;
-                           });
-  if (!st.ok()) return OperationError(c, st);
-  std::sort(found.begin(), found.end());
-  std::string items;
-  const size_t n = found.size();
-  for (size_t i = 0; i < n; i++) {
-    const auto& [key, value] = found[i];
-    if (i) r.text += "\n";
-    r.text += c.out->Item(key) + " " + c.out->Item(value);
-    items += (i ? "," : "") +
-             JsonFields().Bytes("key", key).Bytes("value", value).Object();
+  std::vector<std::string> keys;
+  auto next =
+      client->ScanPage(cursor, GlobPrefix(pattern), static_cast<size_t>(count),
+                       [&](std::string_view key, std::string_view) {
+                         if (GlobMatch(pattern, key)) keys.emplace_back(key);
+                       });
+  if (!next.ok()) {
+    if (next.status().IsInvalidArgument()) {
+      Reply u = UsageError(next.status().message());
+      return u;
+    }
+    return OperationError(c, next.status());
   }
-  const bool truncated = limit != 0 && n >= limit;
-  if (c.out->options().stdout_tty) {
-    if (n) r.text += "\n";
-    r.text += "(" + std::to_string(n) + (n == 1 ? " key" : " keys");
-    if (truncated) r.text += "; limit reached — scan PREFIX 0 for all";
+  r.text = std::to_string(*next);
+  std::string items;
+  for (size_t i = 0; i < keys.size(); i++) {
+    r.text += "\n" + c.out->Item(keys[i]);
+    items += (i ? "," : "") + JsonFields().Bytes("key", keys[i]).Object();
+  }
+  r.json.Number("cursor", *next)
+      .Raw("keys", "[" + items + "]")
+      .Number("count", keys.size());
+  return r;
+}
+
+// scan [PREFIX [LIMIT]]: keys and values in hash order. On a terminal
+// LIMIT defaults to 1000; in a pipe to none (everything streams). A limit
+// that cut the listing says so: on a terminal in the count line, in a
+// pipe on stderr with exit 1.
+Reply Scan(Context& c, const Args& a) {
+  if (!a.empty() && !a[0].from_file && !a[0].text.empty() &&
+      a[0].text.find_first_not_of("0123456789") == std::string::npos &&
+      (a.size() == 1 || IsWord(a[1], "match") || IsWord(a[1], "count"))) {
+    return ScanCursor(c, a);
+  }
+  if (a.size() > 2) return UsageError("usage: scan [PREFIX [LIMIT]]");
+  const bool tty = c.out->options().stdout_tty;
+  uint64_t limit = tty ? kDefaultScanLimit : 0;
+  if (a.size() == 2 && !ParseCount(a[1].text, &limit)) {
+    return UsageError("scan LIMIT must be a number (0: no limit), not '" +
+                      a[1].text + "'");
+  }
+  Reply r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  // Text streams each item as it is found; JSON is one object, built
+  // whole. One more key than the limit is asked for, to know whether the
+  // limit cut anything.
+  const bool stream = !c.out->json();
+  size_t n = 0;
+  bool truncated = false;
+  std::string items;
+  Status st = client->Scan(
+      a.empty() ? "" : KeyOf(a[0]), limit == 0 ? 0 : limit + 1,
+      [&](std::string_view key, std::string_view value) {
+        if (limit != 0 && n == limit) {
+          truncated = true;
+          return false;
+        }
+        if (stream) {
+          c.out->Stream(c.out->Item(key) + " " + c.out->Item(value) + "\n");
+        } else {
+          items +=
+              (n ? "," : "") +
+              JsonFields().Bytes("key", key).Bytes("value", value).Object();
+        }
+        n++;
+        return true;
+      });
+  if (!st.ok()) {
+    Reply e = OperationError(c, st);
+    e.hint =
+        (n ? "the " + std::to_string(n) + " keys above are a part; " : "") +
+        e.hint;
+    return e;
+  }
+  r.newline = false;
+  if (tty) {
+    r.newline = true;
+    r.text = "(" + std::to_string(n) + (n == 1 ? " key" : " keys");
+    if (truncated) {
+      r.text += "; limit reached — scan " +
+                std::string(a.empty() ? "\"\"" : Quote(KeyOf(a[0]))) +
+                " 0 for all";
+    }
     r.text += ")";
-  } else if (n == 0) {
-    r.newline = false;
+  } else if (truncated) {
+    r.exit_code = 1;
+    r.note = "scan: stopped at the limit of " + std::to_string(limit) +
+             " keys; more keys match (LIMIT 0, or no LIMIT, lists all)";
   }
   r.json.Raw("keys", "[" + items + "]")
       .Number("count", n)
@@ -234,11 +321,11 @@ const std::vector<Command>& Table() {
        1,
        kAny,
        Mget},
-      {{"scan", "[PREFIX [LIMIT]]",
-        "keys with PREFIX and their values, sorted (LIMIT default 1000, 0: "
-        "all)"},
+      {{"scan", "[PREFIX [LIMIT]] | CURSOR [match P] [count N]",
+        "keys with PREFIX and values, in hash order (LIMIT: 1000 on a "
+        "terminal, none in a pipe; 0: all); or one page, as SCAN"},
        0,
-       2,
+       5,
        Scan},
       {{"use", "KEYSPACE", "switch to another keyspace of the server"},
        1,

@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 
 #include "testing/kvcli_fixture.h"
 
@@ -232,7 +234,7 @@ TEST_F(KvcliTest, ScriptModeRunsEveryLineWithoutPrompt) {
                         "mget m1 absent m2\n"
                         "del k1\n"
                         "exists k1\n"
-                        "scan m\n");
+                        "scan m1\n");
   EXPECT_EQ(r.code, 1) << r.err;  // exists k1 → 1 is the highest
   EXPECT_EQ(r.out,
             "OK\nOK\nOK\n"
@@ -242,7 +244,7 @@ TEST_F(KvcliTest, ScriptModeRunsEveryLineWithoutPrompt) {
             "x\n(not found)\ny\n"
             "OK\n"
             "false\n"
-            "m1 x\nm2 y\n")
+            "m1 x\n")
       << r.out;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out.find("> "), std::string::npos);  // no prompt
@@ -320,6 +322,110 @@ TEST_F(KvcliTest, ScriptErrorLineNumbersWithoutBatchingAndInJson) {
       r.out.find(R"({"command":"get","status":"not_found","key":"nope"})"),
       std::string::npos)
       << r.out;
+}
+
+// ------------------------------------------------------------------ scan
+
+// Lines of text, sorted (scan's order is the index's hash order).
+std::vector<std::string> SortedLines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t p = 0; p < text.size();) {
+    size_t q = text.find('\n', p);
+    if (q == std::string::npos) q = text.size();
+    lines.push_back(text.substr(p, q - p));
+    p = q + 1;
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+class KvcliScanTest : public KvcliTest {
+ protected:
+  // 1500 keys u0000..u1499 (more than a terminal's default LIMIT) and
+  // one other.
+  void SetUp() override {
+    KvcliTest::SetUp();
+    if (!kRealServer) GTEST_SKIP() << "keys must survive between processes";
+    std::string in;
+    for (int i = 0; i < 1500; i++) {
+      char key[16];
+      snprintf(key, sizeof(key), "u%04d", i);
+      in += std::string("put ") + key + " v" + std::to_string(i) + "\n";
+      want_.push_back(std::string(key) + " v" + std::to_string(i));
+    }
+    in += "put other x\n";
+    std::sort(want_.begin(), want_.end());
+    ASSERT_EQ(Cli({}, in, {"--pipe"}).code, 0);
+  }
+  std::vector<std::string> want_;
+};
+
+TEST_F(KvcliScanTest, InAPipeEverythingStreamsAndALimitSaysWhatItCut) {
+  ProcessResult r = Cli({"scan", "u"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(SortedLines(r.out), want_);
+  // A LIMIT that cuts: the keys it gives, a note on stderr, exit 1.
+  r = Cli({"scan", "u", "5"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(SortedLines(r.out).size(), 5u) << r.out;
+  EXPECT_NE(r.err.find("scan: stopped at the limit of 5 keys; more keys "
+                       "match"),
+            std::string::npos)
+      << r.err;
+  // A LIMIT that cuts nothing is no truncation.
+  r = Cli({"scan", "other", "5"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "other x\n");
+  r = Cli({"scan", "u", "5"}, "", {"--format=json"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find(R"("count":5,"truncated":true)"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(KvcliScanTest, CursorPagesCoverEveryKeyAndEndAtZero) {
+  std::set<std::string> keys;
+  std::string cursor = "0";
+  int pages = 0;
+  do {
+    ProcessResult r = Cli({"scan", cursor, "match", "u*", "COUNT", "200"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const size_t nl = r.out.find('\n');
+    cursor = r.out.substr(0, nl);
+    if (nl != std::string::npos) {
+      for (const std::string& k : SortedLines(r.out.substr(nl + 1))) {
+        if (!k.empty()) keys.insert(k);
+      }
+    }
+    ASSERT_LT(++pages, 100) << "the cursor never reached 0";
+  } while (cursor != "0");
+  EXPECT_GT(pages, 1);  // 1500 keys do not fit one page of ~200
+  EXPECT_EQ(keys.size(), 1500u);
+  EXPECT_EQ(keys.count("other"), 0u);
+  EXPECT_EQ(*keys.begin(), "u0000");
+  // match with ? and a set; a cursor that is no cursor is a usage error.
+  std::set<std::string> some;
+  cursor = "0";
+  do {
+    ProcessResult r = Cli({"scan", cursor, "match", "u00[01]?"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const size_t nl = r.out.find('\n');
+    cursor = r.out.substr(0, nl);
+    if (nl != std::string::npos) {
+      for (const std::string& k : SortedLines(r.out.substr(nl + 1))) {
+        some.insert(k);
+      }
+    }
+  } while (cursor != "0");
+  EXPECT_EQ(some.size(), 20u);
+  if (kRealServer) {
+    ProcessResult r = Cli({"scan", "99999999999"});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("is not a cursor of this keyspace"), std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(Cli({"scan", "0", "count", "0"}).code, 2);
+  EXPECT_EQ(Cli({"scan", "0", "match"}).code, 2);
 }
 
 TEST_F(KvcliTest, JsonIsOneObjectPerReply) {

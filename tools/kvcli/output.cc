@@ -163,6 +163,11 @@ int Output::Print(std::string_view command, const Reply& r) {
     out_ << r.text;
     if (r.newline) out_ << "\n";
     if (options_.flush) out_ << std::flush;
+    if (!r.note.empty()) {
+      out_ << std::flush;
+      err_ << where << r.note << "\n";
+      if (options_.flush) err_ << std::flush;
+    }
     return code;
   }
   if (r.status.IsNotFound() && r.exit_code < 0) {

@@ -76,6 +76,7 @@ struct Reply {
   bool newline = true;  // text mode: end `text` with a newline
   JsonFields json;      // json mode: fields besides command/status/error
   int exit_code = -1;   // -1: from status (ExitCodeFor)
+  std::string note;     // text mode: a line for stderr, also when ok
   bool usage = false;   // a usage error: one line, then usage_ref
 };
 
@@ -96,6 +97,10 @@ class Output {
 
   // Writes the reply of `command`; returns its exit code.
   int Print(std::string_view command, const Reply& reply);
+
+  // Text mode: writes `text` to stdout now, before the reply (a scan's
+  // items as they are found, so a long listing streams).
+  void Stream(std::string_view text) { out_ << text; }
 
   // Script mode: the input line the next replies belong to (0: none).
   // Text errors and "(not found)" on stderr then start "line N: ", JSON

@@ -297,6 +297,47 @@ RPKV_API int rpkv_delete_if_version(rpkv* db, const void* key, size_t key_len,
                                     uint64_t expected_version);
 
 /* ---------------------------------------------------------------------- */
+/* scans                                                                   */
+/* ---------------------------------------------------------------------- */
+/*
+ * Called by rpkv_scan for each key of a page, on the calling thread. key
+ * and value are the library's, valid only during the call: copy what you
+ * keep. It must not call rpkv functions on the same handle.
+ */
+typedef void (*rpkv_scan_fn)(void* arg, const void* key, size_t key_len,
+                             const void* value, size_t value_len);
+/*
+ * One page of a cursor scan, as Redis SCAN (kv::Client::ScanPage): from
+ * `cursor` (0 starts a scan) examines the keyspace's index in hash order
+ * (not sorted) and calls fn for the live keys that start with
+ * prefix[0..prefix_len) (prefix_len 0: every key), until about `count`
+ * keys were given (0: 100; a page may hold up to 31 more). On RPKV_OK,
+ * *next_cursor is the cursor of the next page, 0 when the scan is
+ * complete:
+ *
+ *   uint64_t cursor = 0;
+ *   do {
+ *     if (rpkv_scan(db, cursor, "user:", 5, 100, fn, arg, &cursor) != 0)
+ *       break;  // rpkv_errmsg(db) says why
+ *   } while (cursor != 0);
+ *
+ * The cursor is a position in the index held by the caller (the server
+ * keeps no state). A key present from the first page to the last is
+ * given at least once unless an update moved its slot across a page
+ * boundary meanwhile; a key being updated may be given twice; keys written
+ * meanwhile may or may not appear. No snapshot is promised.
+ *
+ * Returns RPKV_OK, or:
+ *  - RPKV_E_INVAL: db, fn or next_cursor NULL; prefix NULL with
+ *    prefix_len > 0; a cursor that is not one of this keyspace's.
+ *  - errors as rpkv_get.
+ * On any return other than RPKV_OK *next_cursor is 0: check the return
+ * code, not only the cursor.
+ */
+RPKV_API int rpkv_scan(rpkv* db, uint64_t cursor, const void* prefix,
+                       size_t prefix_len, size_t count, rpkv_scan_fn fn,
+                       void* arg, uint64_t* next_cursor);
+/* ---------------------------------------------------------------------- */
 /* memory, messages, information                                           */
 /* ---------------------------------------------------------------------- */
 

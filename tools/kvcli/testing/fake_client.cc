@@ -135,6 +135,25 @@ Status Client::Scan(
   return Status::Ok();
 }
 
+// The cursor is a position in the map's order (a fake's "hash order").
+Result<uint64_t> Client::ScanPage(
+    uint64_t cursor, std::string_view prefix, size_t count,
+    const std::function<void(std::string_view, std::string_view)>& fn) {
+  const auto& m = Keys(options_);
+  if (cursor > m.size()) return Status::InvalidArgument("bad scan cursor");
+  uint64_t at = 0;
+  size_t n = 0;
+  for (const auto& [k, v] : m) {
+    if (at++ < cursor) continue;
+    if (k.compare(0, prefix.size(), prefix) == 0) {
+      fn(k, v);
+      n++;
+    }
+    if (n >= (count == 0 ? 100 : count)) return at < m.size() ? at : 0;
+  }
+  return uint64_t{0};
+}
+
 Result<std::string> Client::Info(InfoTopic topic) {
   switch (topic) {
     case InfoTopic::kKeyspaces:

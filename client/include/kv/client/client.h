@@ -160,13 +160,33 @@ class Client {
   // connection error that stopped it (operations not run say so).
   Status Execute(Batch* batch);
 
-  // Calls fn for every live key with a prefix (unordered), up to `limit`
-  // keys (0: no limit), by one-sided reads of the whole index and the
-  // records it names. A consistent snapshot is not promised: keys written
-  // meanwhile may or may not appear.
+  // Calls fn for every live key with a prefix, up to `limit` keys (0: no
+  // limit; fn returning false stops too), by one-sided reads of the whole
+  // index and the records it names. Order: the index's (hash order, not
+  // sorted). A consistent snapshot is not promised: keys written meanwhile
+  // may or may not appear; each key is given at most once.
   Status Scan(std::string_view prefix, size_t limit,
               const std::function<bool(std::string_view key,
                                        std::string_view value)>& fn);
+
+  // One page of a cursor scan, as Redis SCAN: examines the index from
+  // `cursor` (0: the start) in hash order and calls fn for the live keys
+  // with the prefix, until about `count` keys were given (0: 100). Count
+  // is a hint: a page ends after a batch of record reads, so it may hold
+  // up to 31 more. Returns the cursor of the next page, 0 when the whole
+  // index has been examined. The cursor is a slot number of the index,
+  // kept by the caller (no server state). A key present from the first
+  // page to the last is given at least once, unless an update of it (or
+  // the cleaner) moved its slot meanwhile from the bucket after a page
+  // boundary to the one before (a key lives in one of two neighbouring
+  // buckets); a key being updated may be given twice (dedupe if it
+  // matters, as with SCAN). Keys written meanwhile may or may not appear.
+  // Errors: invalid_argument (a cursor that is not of this keyspace's
+  // index), and those of Get.
+  Result<uint64_t> ScanPage(
+      uint64_t cursor, std::string_view prefix, size_t count,
+      const std::function<void(std::string_view key, std::string_view value)>&
+          fn);
 
   // Server-side information as "name value" lines: kStats (connections,
   // puts, deletes, commits, refills, refusals, cleaner runs, per-keyspace
