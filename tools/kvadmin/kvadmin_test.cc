@@ -68,6 +68,12 @@ TEST_F(KvadminTest, CreateKeyspacesInfoCheck) {
   r = Kvadmin("info --pool=" + pool_);
   ASSERT_EQ(r.code, kExitOk) << r.out;
   EXPECT_NE(r.out.find("granularity:    page"), std::string::npos) << r.out;
+  // The capacity line, in kvcli info's words: nothing used yet.
+  EXPECT_NE(r.out.find("keyspace users: 0 keys"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  capacity: log 0 of 16777216 bytes used (0.0%), "
+                       "index 0 of "),
+            std::string::npos)
+      << r.out;
   r = Kvadmin("check --pool=" + pool_);
   EXPECT_EQ(r.code, kExitOk) << r.out;
   r = Kvadmin("keyspace drop --pool=" + pool_ + " --name=users");

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "command_context.h"
@@ -242,9 +243,77 @@ Reply Stats(Context& c, const Args&) {
   return InfoTopic(c, Client::InfoTopic::kStats, "stats");
 }
 
+// The "name value" lines of this keyspace in INFO stats
+// ("keyspace.NAME.keys 12" → {"keys", 12}).
+Result<std::map<std::string, uint64_t>> KeyspaceStats(Context& c,
+                                                      Client* client) {
+  auto text = client->Info(Client::InfoTopic::kStats);
+  if (!text.ok()) return text.status();
+  const std::string p = "keyspace." + c.session->options().keyspace + ".";
+  std::map<std::string, uint64_t> m;
+  std::istringstream in(*text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t sp = line.find(' ');
+    if (line.compare(0, p.size(), p) != 0 || sp == std::string::npos) continue;
+    m[line.substr(p.size(), sp - p.size())] =
+        strtoull(line.c_str() + sp + 1, nullptr, 10);
+  }
+  return m;
+}
+
+Reply DbSize(Context& c, const Args&) {
+  Reply r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  auto m = KeyspaceStats(c, client);
+  if (!m.ok()) return OperationError(c, m.status());
+  auto it = m->find("keys");
+  if (it == m->end()) {
+    return OperationError(
+        c, Status::Unavailable("the server's INFO stats have no key count "
+                               "for this keyspace"));
+  }
+  r.text = Count(c, it->second);
+  r.json.Number("keys", it->second);
+  return r;
+}
+
+double Percent(uint64_t part, uint64_t whole) {
+  return whole == 0
+             ? 0.0
+             : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+
 Reply Info(Context& c, const Args&) {
   Reply r = InfoTopic(c, Client::InfoTopic::kServer, "server_info");
   if (!r.status.ok()) return r;
+  // The keyspace's capacity used, from INFO stats (kvadmin info prints
+  // the same line from the pool).
+  Reply ignored;
+  if (Client* client = c.session->Connected(&ignored)) {
+    auto m = KeyspaceStats(c, client);
+    if (m.ok() && m->count("log_bytes") != 0) {
+      auto& v = *m;
+      char buf[256];
+      snprintf(buf, sizeof(buf),
+               "log %llu of %llu bytes used (%.1f%%), index %llu of %llu "
+               "slots used (%.1f%%)",
+               static_cast<unsigned long long>(v["log_bytes_used"]),
+               static_cast<unsigned long long>(v["log_bytes"]),
+               Percent(v["log_bytes_used"], v["log_bytes"]),
+               static_cast<unsigned long long>(v["index_slots_used"]),
+               static_cast<unsigned long long>(v["index_slots"]),
+               Percent(v["index_slots_used"], v["index_slots"]));
+      r.text += "\nkeyspace " + c.session->options().keyspace + ": " +
+                std::to_string(v["keys"]) + " keys\n  capacity: " + buf;
+      r.json.Number("keys", v["keys"])
+          .Number("log_bytes_used", v["log_bytes_used"])
+          .Number("log_bytes", v["log_bytes"])
+          .Number("index_slots_used", v["index_slots_used"])
+          .Number("index_slots", v["index_slots"]);
+    }
+  }
   // The server's lines name provider, granularity and the keyspace's
   // geometry; the address is what only the client knows.
   const std::string& server = c.session->options().server;
@@ -337,10 +406,13 @@ const std::vector<Command>& Table() {
        Keyspaces},
       {{"stats", "", "server counters"}, 0, 0, Stats},
       {{"ping", "", "round-trip time to the server"}, 0, 0, Ping},
-      {{"info", "", "server, provider, pool granularity, keyspace geometry"},
+      {{"info", "",
+        "server, provider, pool granularity, keyspace geometry and capacity "
+        "used (log, index)"},
        0,
        0,
        Info},
+      {{"dbsize", "", "how many keys the keyspace holds"}, 0, 0, DbSize},
       {{"clear", "", "clear the screen (also Ctrl-L)"}, 0, 0, Clear},
       {{"help", "[COMMAND]", "this list, or one command's usage"}, 0, 1, Help},
       {{"quit", "", "leave (also exit, Ctrl-D)"}, 0, 0, Quit},

@@ -428,6 +428,24 @@ TEST_F(KvcliScanTest, CursorPagesCoverEveryKeyAndEndAtZero) {
   EXPECT_EQ(Cli({"scan", "0", "match"}).code, 2);
 }
 
+// dbsize counts the keyspace's keys; info shows its capacity used.
+TEST_F(KvcliTest, DbsizeAndInfoShowKeysAndCapacity) {
+  ProcessResult r = Cli({}, "put a 1\nput b 2\nput c 3\ndel b\ndbsize\ninfo\n");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("OK\n2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("keyspace default: 2 keys\n  capacity: log "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" bytes used ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", index 2 of "), std::string::npos) << r.out;
+  r = Cli({"dbsize"}, "", {"--format=json"});
+  EXPECT_EQ(r.out, kRealServer
+                       ? R"({"command":"dbsize","status":"ok","keys":2})"
+                         "\n"
+                       : R"({"command":"dbsize","status":"ok","keys":0})"
+                         "\n");
+}
+
 TEST_F(KvcliTest, JsonIsOneObjectPerReply) {
   ProcessResult r = Cli({}, "put k v\nget k\nget nope\nmget k nope\nping\n",
                         {"--format=json"});

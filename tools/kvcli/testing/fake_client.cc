@@ -159,8 +159,14 @@ Result<std::string> Client::Info(InfoTopic topic) {
     case InfoTopic::kKeyspaces:
       return std::string("default\nmissing\nsecret\n");
     case InfoTopic::kStats:
-      return std::string("connections 1\nputs " + std::to_string(g_sequence) +
-                         "\n");
+      return std::string(
+          "connections 1\nputs " + std::to_string(g_sequence) + "\nkeyspace." +
+          options_.keyspace + ".keys " + std::to_string(Keys(options_).size()) +
+          "\nkeyspace." + options_.keyspace +
+          ".log_bytes_used 65536\nkeyspace." + options_.keyspace +
+          ".log_bytes 1048576\nkeyspace." + options_.keyspace +
+          ".index_slots_used " + std::to_string(Keys(options_).size()) +
+          "\nkeyspace." + options_.keyspace + ".index_slots 1024\n");
     case InfoTopic::kServer:
       return std::string("provider fake\ngranularity memory\n");
   }
