@@ -151,6 +151,9 @@ int main(int argc, char** argv) {
   }
   co.connect_timeout = std::chrono::milliseconds(FLAGS_connect_timeout_ms);
   co.op_timeout = std::chrono::milliseconds(FLAGS_timeout_ms);
+  // A script keeps as many operations in flight as the server grants
+  // (kvserver --max_inflight, 32 by default); the client caps it at 256.
+  co.max_inflight = 256;
   // co.wait stays kAdaptive: a short spin then sleep, so an idle shell
   // uses no CPU and ping still shows the real round trip.
   if (FLAGS_pipeline == 0) return UsageError("--pipeline must be at least 1");
