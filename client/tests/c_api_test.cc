@@ -869,4 +869,37 @@ TEST_F(CApiTest, ScanPagesThroughEveryKeyOfAPrefix) {
   EXPECT_THAT(rpkv_errmsg(db_), HasSubstr("not a cursor of this keyspace"));
 }
 
+TEST_F(CApiTest, IncrbyAndAppendAreAtomicReadModifyWrites) {
+  const std::string k = prefix_ + ":n";
+  int64_t v = 99;
+  ASSERT_EQ(rpkv_incrby(db_, k.data(), k.size(), 5, &v), RPKV_OK)
+      << rpkv_errmsg(db_);
+  EXPECT_EQ(v, 5);
+  ASSERT_EQ(rpkv_incrby(db_, k.data(), k.size(), -7, &v), RPKV_OK);
+  EXPECT_EQ(v, -2);
+  EXPECT_EQ(rpkv_incrby(db_, k.data(), k.size(), 1, nullptr), RPKV_OK);
+  const std::string t = prefix_ + ":text";
+  ASSERT_EQ(rpkv_put(db_, t.data(), t.size(), "abc", 3), RPKV_OK);
+  v = 99;
+  EXPECT_EQ(rpkv_incrby(db_, t.data(), t.size(), 1, &v), RPKV_E_INVAL);
+  EXPECT_EQ(v, 0);
+  EXPECT_THAT(rpkv_errmsg(db_), HasSubstr("not an integer"));
+  size_t len = 99;
+  ASSERT_EQ(rpkv_append(db_, t.data(), t.size(), "de", 2, &len), RPKV_OK);
+  EXPECT_EQ(len, 5u);
+  ASSERT_EQ(rpkv_append(db_, t.data(), t.size(), nullptr, 0, &len), RPKV_OK);
+  EXPECT_EQ(len, 5u);
+  len = 99;
+  EXPECT_EQ(rpkv_append(db_, t.data(), t.size(), nullptr, 1, &len),
+            RPKV_E_INVAL);
+  EXPECT_EQ(len, 0u);
+  EXPECT_EQ(rpkv_incrby(nullptr, "k", 1, 1, &v), RPKV_E_INVAL);
+  EXPECT_EQ(rpkv_append(db_, nullptr, 1, "x", 1, &len), RPKV_E_INVAL);
+  void* val = nullptr;
+  size_t n = 0;
+  ASSERT_EQ(rpkv_get(db_, t.data(), t.size(), &val, &n), RPKV_OK);
+  EXPECT_EQ(Str(val, n), "abcde");
+  rpkv_free(val);
+}
+
 }  // namespace

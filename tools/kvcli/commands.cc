@@ -58,6 +58,47 @@ Reply Del(Context& c, const Args& a) {
   return DelReply(c, st, existed);
 }
 
+// incr KEY, incrby KEY N: the new value, as redis-cli shows an integer.
+Reply IncrByCommand(Context& c, const std::string& key, int64_t delta) {
+  Reply r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  auto v = client->IncrBy(key, delta);
+  if (!v.ok()) return OperationError(c, v.status());
+  const std::string n = std::to_string(*v);
+  r.text = c.out->options().stdout_tty ? "(integer) " + n : n;
+  r.json.Raw("value", n);
+  return r;
+}
+
+Reply Incr(Context& c, const Args& a) {
+  return IncrByCommand(c, KeyOf(a[0]), 1);
+}
+
+Reply IncrBy(Context& c, const Args& a) {
+  char* end = nullptr;
+  errno = 0;
+  const long long d = strtoll(a[1].text.c_str(), &end, 10);
+  if (a[1].text.empty() || *end != '\0' || errno != 0) {
+    return UsageError("incrby N must be a signed 64-bit integer, not '" +
+                      a[1].text + "'");
+  }
+  return IncrByCommand(c, KeyOf(a[0]), d);
+}
+
+Reply Append(Context& c, const Args& a) {
+  Reply r;
+  std::string suffix;
+  if (!ValueOf(a[1], &suffix, &r)) return r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  auto n = client->Append(KeyOf(a[0]), suffix);
+  if (!n.ok()) return OperationError(c, n.status());
+  r.text = Count(c, *n);
+  r.json.Number("length", *n);
+  return r;
+}
+
 bool ParseCount(const std::string& text, uint64_t* v) {
   char* end = nullptr;
   errno = 0;
@@ -381,6 +422,21 @@ const std::vector<Command>& Table() {
        1,
        kAny,
        Exists},
+      {{"incr", "KEY",
+        "add 1 to KEY's integer value (absent: 0), atomically; print it"},
+       1,
+       1,
+       Incr},
+      {{"incrby", "KEY N", "add N (may be negative), atomically; print it"},
+       2,
+       2,
+       IncrBy},
+      {{"append", "KEY VALUE",
+        "append VALUE to KEY's value (absent: empty), atomically; print the "
+        "new length"},
+       2,
+       2,
+       Append},
       {{"mput", "KEY VALUE [KEY VALUE ...]", "many puts in flight together",
         "mset"},
        2,

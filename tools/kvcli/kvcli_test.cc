@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "testing/kvcli_fixture.h"
 
@@ -444,6 +445,45 @@ TEST_F(KvcliTest, DbsizeAndInfoShowKeysAndCapacity) {
                          "\n"
                        : R"({"command":"dbsize","status":"ok","keys":0})"
                          "\n");
+}
+
+// incr/incrby/append from 8 kvcli processes at once: the counter ends at
+// the exact sum, the appended value holds every suffix.
+TEST_F(KvcliTest, IncrFromEightProcessesEndsAtTheExactSum) {
+  ProcessResult r = Cli({"incrby", "n", "5"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "5\n");
+  r = Cli({"append", "s", "ab"});
+  EXPECT_EQ(r.out, "2\n");
+  r = Cli({}, "put t text\nincr t\n");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("line 2: error: invalid_argument: incr: the value is "
+                       "not an integer"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Cli({"incrby", "n", "x"}).code, 2);
+  if (!kRealServer) return;  // the fake keeps keys per process
+#ifdef KVSERVER_PATH
+  // Eight writers at once each hold a log segment: a pool of small
+  // segments, so that the keyspace's grant share has room for them all.
+  ASSERT_EQ(server_.Stop(), 0);
+  Status st = server_.Start(
+      {"--pool=" + home_ + "/pool8", "--pool_size=64M", "--segment_size=64K"});
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  address_ = server_.address();
+#endif
+
+  std::string script;
+  for (int i = 0; i < 25; i++) script += "incr c\nappend s x\n";
+  std::vector<std::thread> threads;
+  std::vector<ProcessResult> results(8);
+  for (int i = 0; i < 8; i++) {
+    threads.emplace_back([&, i] { results[i] = Cli({}, script); });
+  }
+  for (auto& t : threads) t.join();
+  for (const ProcessResult& p : results) EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(Cli({"get", "c"}).out, "200\n");
+  EXPECT_EQ(Cli({"get", "s"}).out, std::string(200, 'x') + "\n");
 }
 
 TEST_F(KvcliTest, JsonIsOneObjectPerReply) {

@@ -296,6 +296,27 @@ RPKV_API int rpkv_put_if_version(rpkv* db, const void* key, size_t key_len,
 RPKV_API int rpkv_delete_if_version(rpkv* db, const void* key, size_t key_len,
                                     uint64_t expected_version);
 
+/*
+ * Atomic read-modify-write (kv::Client::IncrBy / Append): read the value
+ * and its version, write the new value only if the key is unchanged, and
+ * on a conflict (another writer got there first) read again and retry
+ * after a short random pause. After max_conflicts conflicts in a row
+ * (kv::ClientOptions::max_conflicts, 100) the call returns RPKV_E_BUSY and
+ * changed nothing. Durable on RPKV_OK.
+ */
+/* Adds delta to the key's value, a signed 64-bit decimal integer ("-12";
+ * an absent key counts as 0), and stores *value (may be NULL) = the new
+ * value; *value is 0 on any other return. RPKV_E_INVAL also when the value
+ * is not such an integer or the sum overflows (nothing written). */
+RPKV_API int rpkv_incrby(rpkv* db, const void* key, size_t key_len,
+                         int64_t delta, int64_t* value);
+/* Appends suffix[0..suffix_len) (NULL when suffix_len is 0) to the value
+ * (an absent key counts as empty); *new_len (may be NULL) = the value's new
+ * length, 0 on any other return. RPKV_E_INVAL also when the result would
+ * exceed rpkv_max_value_size(db). */
+RPKV_API int rpkv_append(rpkv* db, const void* key, size_t key_len,
+                         const void* suffix, size_t suffix_len,
+                         size_t* new_len);
 /* ---------------------------------------------------------------------- */
 /* scans                                                                   */
 /* ---------------------------------------------------------------------- */

@@ -57,6 +57,9 @@ struct ClientOptions {
   uint32_t max_inflight = 32;
   // Slot locations remembered for one-round-trip gets (0: no cache).
   size_t slot_cache_entries = 65536;
+  // IncrBy/Append: conditional writes that lost to another writer, in a
+  // row, before the call gives up with busy (at least 1).
+  uint32_t max_conflicts = 100;
 };
 
 // What a successful write or read tells about the key's version: the
@@ -154,6 +157,26 @@ class Client {
                 bool* had_previous = nullptr);
   // ok(true/false) or an error as Get.
   Result<bool> Exists(std::string_view key);
+
+  // Atomic read-modify-write, built on conditional writes: read the value
+  // and its version, write the new value only if the key is still at that
+  // version (or, when it was absent, still absent), and on a conflict —
+  // another writer got there first — read again and retry, after a short
+  // random pause that grows with each conflict (at most 1 ms). After
+  // options().max_conflicts conflicts in a row the call fails with busy
+  // ("… conflicting writes in a row …"), nothing changed by it. Durable on
+  // ok, like Put.
+  //
+  // IncrBy: the value is a signed 64-bit decimal integer ("-12"; an
+  // absent key counts as 0); returns the new value. invalid_argument when
+  // the value is not such an integer or the sum overflows (nothing is
+  // written). Incr is IncrBy(key, 1).
+  Result<int64_t> IncrBy(std::string_view key, int64_t delta);
+  Result<int64_t> Incr(std::string_view key) { return IncrBy(key, 1); }
+  // Appends `suffix` to the value (an absent key counts as ""); returns
+  // the new length. invalid_argument when the result would exceed the
+  // keyspace's max_value_size.
+  Result<uint64_t> Append(std::string_view key, std::string_view suffix);
 
   // Runs every operation of the batch, many in flight; returns ok when the
   // batch ran (each operation's own status is in batch->result(i)), or the
