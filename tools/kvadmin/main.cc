@@ -21,6 +21,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "dump_commands.h"
 #include "kv/store/keyspace_sizing.h"
 #include "kv/tools/flags.h"
 #include "snapshot_commands.h"
@@ -44,6 +45,7 @@ DEFINE_string(format, "text", "snapshot-info: text or json");
 DEFINE_uint64(limit, 100, "verify: list at most this many differences");
 DEFINE_bool(force, false,
             "restore: restore a snapshot taken of another pool (uuid)");
+DEFINE_string(in, "", "load: the dump file to read");
 DEFINE_bool(yes, false,
             "restore, keyspace drop: do not ask before destroying data "
             "(needed when stdin is not a terminal)");
@@ -73,6 +75,13 @@ constexpr const char* kUsage =
     "  kvadmin keyspace drop   --pool=PATH --keyspace=NAME [--yes]  (--name "
     "also works)\n"
     "  kvadmin keyspace list   --pool=PATH\n"
+    "\n"
+    "backups of keys and values (offline; docs/dump_format.md):\n"
+    "  kvadmin dump     --pool=PATH --out=FILE [--keyspace=NAME]   every "
+    "key and value\n"
+    "  kvadmin load     --pool=PATH --in=FILE [--keyspace=NAME]    into "
+    "fresh keyspaces\n"
+    "                   (the whole file is checked first)\n"
     "\n"
     "offline metadata snapshots (RocksDB; the pool must not be in use).\n"
     "A snapshot is METADATA ONLY, NOT A BACKUP: it holds no values, and a "
@@ -251,6 +260,17 @@ int main(int argc, char** argv) {
     o.log_size = log;
     o.max_value_size = static_cast<uint32_t>(maxv);
     return KeyspaceCreate(FLAGS_pool, FLAGS_keyspace, o, std::cout, std::cerr);
+  }
+  if (cmd == "dump" || cmd == "load") {
+    if (argc != 2)
+      return Usage("unexpected argument '" + std::string(argv[2]) + "'");
+    if (FLAGS_pool.empty()) return Usage(cmd + " needs --pool=PATH");
+    if (cmd == "dump") {
+      if (FLAGS_out.empty()) return Usage("dump needs --out=FILE");
+      return Dump(FLAGS_pool, FLAGS_out, FLAGS_keyspace, std::cout, std::cerr);
+    }
+    if (FLAGS_in.empty()) return Usage("load needs --in=FILE");
+    return Load(FLAGS_pool, FLAGS_in, FLAGS_keyspace, std::cout, std::cerr);
   }
   if (cmd == "snapshot" || cmd == "snapshot-info" || cmd == "verify" ||
       cmd == "restore") {
