@@ -355,6 +355,57 @@ int rpkv_delete_if_version(rpkv* db, const void* key, size_t key_len,
   });
 }
 
+int rpkv_incrby(rpkv* db, const void* key, size_t key_len, int64_t delta,
+                int64_t* value) {
+  if (value != nullptr) *value = 0;
+  if (int rc = CheckKeyed(db, "rpkv_incrby", key); rc != RPKV_OK) return rc;
+  return Guard(db, [&] {
+    kv::Result<int64_t> r = db->client->IncrBy(Bytes(key, key_len), delta);
+    if (!r.ok()) return FromStatus(db, r.status());
+    if (value != nullptr) *value = *r;
+    return RPKV_OK;
+  });
+}
+
+int rpkv_append(rpkv* db, const void* key, size_t key_len, const void* suffix,
+                size_t suffix_len, size_t* new_len) {
+  constexpr const char* kFn = "rpkv_append";
+  if (new_len != nullptr) *new_len = 0;
+  if (int rc = CheckKeyed(db, kFn, key); rc != RPKV_OK) return rc;
+  if (suffix == nullptr && suffix_len > 0) {
+    return Invalid(db, kFn, "suffix is NULL but suffix_len is not 0");
+  }
+  return Guard(db, [&] {
+    kv::Result<uint64_t> r =
+        db->client->Append(Bytes(key, key_len), Bytes(suffix, suffix_len));
+    if (!r.ok()) return FromStatus(db, r.status());
+    if (new_len != nullptr) *new_len = static_cast<size_t>(*r);
+    return RPKV_OK;
+  });
+}
+
+int rpkv_scan(rpkv* db, uint64_t cursor, const void* prefix, size_t prefix_len,
+              size_t count, rpkv_scan_fn fn, void* arg, uint64_t* next_cursor) {
+  constexpr const char* kFn = "rpkv_scan";
+  if (next_cursor == nullptr) return Invalid(db, kFn, "next_cursor is NULL");
+  *next_cursor = 0;
+  if (db == nullptr) return Invalid(nullptr, kFn, "db is NULL");
+  if (fn == nullptr) return Invalid(db, kFn, "fn is NULL");
+  if (prefix == nullptr && prefix_len > 0) {
+    return Invalid(db, kFn, "prefix is NULL but prefix_len is not 0");
+  }
+  return Guard(db, [&] {
+    kv::Result<uint64_t> next =
+        db->client->ScanPage(cursor, Bytes(prefix, prefix_len), count,
+                             [&](std::string_view k, std::string_view v) {
+                               fn(arg, k.data(), k.size(), v.data(), v.size());
+                             });
+    if (!next.ok()) return FromStatus(db, next.status());
+    *next_cursor = *next;
+    return RPKV_OK;
+  });
+}
+
 void rpkv_free(void* p) { std::free(p); }
 
 const char* rpkv_errmsg(const rpkv* db) {

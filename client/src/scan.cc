@@ -1,6 +1,7 @@
-// Client::Scan — iterates a keyspace by one-sided reads: the index in
-// chunks, then the records its slots name, many reads in flight. No server
-// cursor: the server's CPU stays off this path too.
+// Client::Scan and Client::ScanPage — iterate a keyspace by one-sided
+// reads: the index in chunks, then the records its slots name, many reads
+// in flight. The cursor is a slot number of the index, kept by the client:
+// no server state, and the server's CPU stays off this path too.
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -15,8 +16,9 @@ namespace kv {
 namespace {
 namespace ix = kv::index_format;
 namespace rf = kv::record_format;
-constexpr size_t kChunk = 64 << 10;  // index bytes per read
-constexpr size_t kBatch = 32;        // record reads in flight
+constexpr size_t kChunk = 64 << 10;    // index bytes per read
+constexpr size_t kBatch = 32;          // record reads in flight
+constexpr size_t kDefaultCount = 100;  // ScanPage's count 0 (as SCAN's 10)
 
 // Posts the reads and waits for all of them. Never posts more than the
 // send queue has room for (the caller sizes batches by sq_free()), and
@@ -50,30 +52,32 @@ Status ReadAll(Connection* c,
   return post;
 }
 
-}  // namespace
-
-Status Client::Scan(
-    std::string_view prefix, size_t limit,
-    const std::function<bool(std::string_view, std::string_view)>& fn) {
-  // Holds the lock throughout: no other operation shares the arena.
-  std::lock_guard<std::mutex> lock(state_->mu);
-  Connection* c = state_->conn.get();
-  if (c->failed()) return c->failure();
+// Examines the index's slots from `first` on and calls fn for each live
+// record whose key has the prefix (and, with `seen`, was not given
+// before), until fn returns false or — count non-zero — a read batch has
+// brought the keys given to `count` or more. *next: the first slot not
+// examined, 0 when the whole index was.
+Status ScanSlots(
+    Connection* c, std::chrono::milliseconds timeout, uint64_t first,
+    std::string_view prefix, size_t count,
+    std::unordered_set<std::string>* seen,
+    const std::function<bool(std::string_view, std::string_view)>& fn,
+    uint64_t* next) {
   const protocol::Accept& a = c->accept();
-  const uint64_t index_size =
-      ix::PhysicalBuckets(a.bucket_count) * ix::kBucketSize;
-  const size_t chunk_cap =
-      c->arena_size() / 2 < kChunk ? c->arena_size() / 2 : kChunk;
-  const size_t records_at = chunk_cap;  // arena: [index chunk | records]
-  std::unordered_set<std::string> seen;
+  const uint64_t slot_count =
+      ix::PhysicalBuckets(a.bucket_count) * ix::kBucketSize / 8;
+  const size_t chunk_slots =
+      (c->arena_size() / 2 < kChunk ? c->arena_size() / 2 : kChunk) / 8;
+  const size_t records_at = chunk_slots * 8;  // arena: [index chunk | records]
   size_t emitted = 0;
-  for (uint64_t at = 0; at < index_size; at += chunk_cap) {
-    const size_t len =
-        index_size - at < chunk_cap ? index_size - at : chunk_cap;
+  *next = 0;
+  for (uint64_t at = first; at < slot_count;) {
+    const size_t n_slots =
+        slot_count - at < chunk_slots ? slot_count - at : chunk_slots;
     KV_RETURN_IF_ERROR(
-        ReadAll(c, {{0, a.index_offset + at}}, {len}, options_.op_timeout));
-    std::vector<uint64_t> slots(len / 8);
-    std::memcpy(slots.data(), c->arena(), len);
+        ReadAll(c, {{0, a.index_offset + at * 8}}, {n_slots * 8}, timeout));
+    std::vector<uint64_t> slots(n_slots);
+    std::memcpy(slots.data(), c->arena(), n_slots * 8);
     for (size_t i = 0; i < slots.size();) {
       // Gather a batch of in-bounds slots, read their records together.
       std::vector<std::pair<size_t, uint64_t>> reads;
@@ -92,7 +96,7 @@ Status Client::Scan(
         off += (n + 63) / 64 * 64;
       }
       if (reads.empty()) continue;
-      KV_RETURN_IF_ERROR(ReadAll(c, reads, lens, options_.op_timeout));
+      KV_RETURN_IF_ERROR(ReadAll(c, reads, lens, timeout));
       for (size_t r = 0; r < reads.size(); r++) {
         rf::RecordView v;
         // A record failing verification belonged to a slot that changed
@@ -104,13 +108,69 @@ Status Client::Scan(
           continue;
         }
         if (v.key.substr(0, prefix.size()) != prefix) continue;
-        if (!seen.insert(std::string(v.key)).second) continue;
+        if (seen != nullptr && !seen->insert(std::string(v.key)).second) {
+          continue;
+        }
         if (!fn(v.key, v.value)) return Status::Ok();
-        if (limit != 0 && ++emitted >= limit) return Status::Ok();
+        emitted++;
+      }
+      if (count != 0 && emitted >= count) {
+        const uint64_t resume = at + i;
+        *next = resume < slot_count ? resume : 0;
+        return Status::Ok();
       }
     }
+    at += n_slots;
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status Client::Scan(
+    std::string_view prefix, size_t limit,
+    const std::function<bool(std::string_view, std::string_view)>& fn) {
+  // Holds the lock throughout: no other operation shares the arena.
+  std::lock_guard<std::mutex> lock(state_->mu);
+  Connection* c = state_->conn.get();
+  if (c->failed()) return c->failure();
+  std::unordered_set<std::string> seen;
+  size_t emitted = 0;
+  uint64_t next = 0;
+  return ScanSlots(
+      c, options_.op_timeout, 0, prefix, 0, &seen,
+      [&](std::string_view k, std::string_view v) {
+        return fn(k, v) && (limit == 0 || ++emitted < limit);
+      },
+      &next);
+}
+
+Result<uint64_t> Client::ScanPage(
+    uint64_t cursor, std::string_view prefix, size_t count,
+    const std::function<void(std::string_view key, std::string_view value)>&
+        fn) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  Connection* c = state_->conn.get();
+  if (c->failed()) return c->failure();
+  const protocol::Accept& a = c->accept();
+  const uint64_t slot_count =
+      ix::PhysicalBuckets(a.bucket_count) * ix::kBucketSize / 8;
+  if (cursor >= slot_count) {
+    return Status::InvalidArgument(
+        "scan cursor " + std::to_string(cursor) +
+        " is not a cursor of this keyspace (0 starts a scan; use the cursor "
+        "the previous page returned)");
+  }
+  uint64_t next = 0;
+  KV_RETURN_IF_ERROR(ScanSlots(
+      c, options_.op_timeout, cursor, prefix,
+      count == 0 ? kDefaultCount : count, nullptr,
+      [&](std::string_view k, std::string_view v) {
+        fn(k, v);
+        return true;
+      },
+      &next));
+  return next;
 }
 
 }  // namespace kv

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -821,6 +822,96 @@ TEST_F(CApiAccessKeyTest, RightKeyIsAdmitted) {
   EXPECT_EQ(rpkv_put(db, "k", 1, "v", 1), RPKV_OK) << rpkv_errmsg(db);
   EXPECT_EQ(rpkv_exists(db, "k", 1), RPKV_OK);
   rpkv_close(db);
+}
+
+// rpkv_scan: pages from cursor 0 to 0 give every key of the prefix
+// (collected into a set: a page's order is the index's), argument errors
+// reset *next_cursor.
+struct ScanSink {
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+};
+void CollectKey(void* arg, const void* key, size_t key_len, const void* value,
+                size_t value_len) {
+  auto* sink = static_cast<ScanSink*>(arg);
+  sink->keys.push_back(Str(key, key_len));
+  sink->values.push_back(Str(value, value_len));
+}
+
+TEST_F(CApiTest, ScanPagesThroughEveryKeyOfAPrefix) {
+  const std::string p = prefix_ + ":";
+  for (int i = 0; i < 300; i++) {
+    const std::string k = p + std::to_string(i), v = "v" + std::to_string(i);
+    ASSERT_EQ(rpkv_put(db_, k.data(), k.size(), v.data(), v.size()), RPKV_OK);
+  }
+  ScanSink sink;
+  uint64_t cursor = 0;
+  int pages = 0;
+  do {
+    ASSERT_EQ(rpkv_scan(db_, cursor, p.data(), p.size(), 50, CollectKey, &sink,
+                        &cursor),
+              RPKV_OK)
+        << rpkv_errmsg(db_);
+    ASSERT_LT(++pages, 100000);
+  } while (cursor != 0);
+  std::set<std::string> keys(sink.keys.begin(), sink.keys.end());
+  EXPECT_EQ(keys.size(), 300u);
+  EXPECT_EQ(keys.count(p + "299"), 1u);
+  for (size_t i = 0; i < sink.keys.size(); i++) {
+    EXPECT_EQ("v" + sink.keys[i].substr(p.size()), sink.values[i]);
+  }
+
+  uint64_t next = 7;
+  EXPECT_EQ(rpkv_scan(db_, 0, nullptr, 1, 0, CollectKey, &sink, &next),
+            RPKV_E_INVAL);
+  EXPECT_EQ(next, 0u);
+  next = 7;
+  EXPECT_EQ(rpkv_scan(db_, 0, nullptr, 0, 0, nullptr, &sink, &next),
+            RPKV_E_INVAL);
+  EXPECT_EQ(next, 0u);
+  EXPECT_EQ(rpkv_scan(nullptr, 0, nullptr, 0, 0, CollectKey, &sink, &next),
+            RPKV_E_INVAL);
+  EXPECT_EQ(rpkv_scan(db_, 0, nullptr, 0, 0, CollectKey, &sink, nullptr),
+            RPKV_E_INVAL);
+  next = 7;
+  EXPECT_EQ(rpkv_scan(db_, uint64_t{1} << 60, nullptr, 0, 0, CollectKey, &sink,
+                      &next),
+            RPKV_E_INVAL);
+  EXPECT_EQ(next, 0u);
+  EXPECT_THAT(rpkv_errmsg(db_), HasSubstr("not a cursor of this keyspace"));
+}
+
+TEST_F(CApiTest, IncrbyAndAppendAreAtomicReadModifyWrites) {
+  const std::string k = prefix_ + ":n";
+  int64_t v = 99;
+  ASSERT_EQ(rpkv_incrby(db_, k.data(), k.size(), 5, &v), RPKV_OK)
+      << rpkv_errmsg(db_);
+  EXPECT_EQ(v, 5);
+  ASSERT_EQ(rpkv_incrby(db_, k.data(), k.size(), -7, &v), RPKV_OK);
+  EXPECT_EQ(v, -2);
+  EXPECT_EQ(rpkv_incrby(db_, k.data(), k.size(), 1, nullptr), RPKV_OK);
+  const std::string t = prefix_ + ":text";
+  ASSERT_EQ(rpkv_put(db_, t.data(), t.size(), "abc", 3), RPKV_OK);
+  v = 99;
+  EXPECT_EQ(rpkv_incrby(db_, t.data(), t.size(), 1, &v), RPKV_E_INVAL);
+  EXPECT_EQ(v, 0);
+  EXPECT_THAT(rpkv_errmsg(db_), HasSubstr("not an integer"));
+  size_t len = 99;
+  ASSERT_EQ(rpkv_append(db_, t.data(), t.size(), "de", 2, &len), RPKV_OK);
+  EXPECT_EQ(len, 5u);
+  ASSERT_EQ(rpkv_append(db_, t.data(), t.size(), nullptr, 0, &len), RPKV_OK);
+  EXPECT_EQ(len, 5u);
+  len = 99;
+  EXPECT_EQ(rpkv_append(db_, t.data(), t.size(), nullptr, 1, &len),
+            RPKV_E_INVAL);
+  EXPECT_EQ(len, 0u);
+  EXPECT_EQ(rpkv_incrby(nullptr, "k", 1, 1, &v), RPKV_E_INVAL);
+  EXPECT_EQ(rpkv_append(db_, nullptr, 1, "x", 1, &len), RPKV_E_INVAL);
+  void* val = nullptr;
+  size_t n = 0;
+  ASSERT_EQ(rpkv_get(db_, t.data(), t.size(), &val, &n), RPKV_OK);
+  EXPECT_EQ(Str(val, n), "abcde");
+  rpkv_free(val);
 }
 
 }  // namespace

@@ -38,11 +38,7 @@ Status RpmaStatus(const std::string& what, int rc) {
 Server::Server(const ServerOptions& options) : options_(options) {}
 
 uint64_t MinPoolSizeFor(const ServerOptions& o) {
-  // DefaultLogSize: half of the largest free extent, less the index, must
-  // hold kMinSegments segments.
-  const uint64_t index = store::IndexRegionBytes(o.index_capacity);
-  return store::pool_format::kDataOffset +
-         2 * (index + store::kMinSegments * uint64_t{o.segment_size});
+  return store::MinPoolSizeFor(o.index_capacity, o.segment_size);
 }
 
 Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {

@@ -45,6 +45,10 @@ std::string StatsText(const Stats& s, const std::vector<KeyspaceLine>& ks) {
     Line(&out, p + "free_segments", k.stats.free_segments);
     Line(&out, p + "open_segments", k.stats.open_segments);
     Line(&out, p + "sealed_segments", k.stats.sealed_segments);
+    Line(&out, p + "log_bytes_used", k.stats.log_bytes_used);
+    Line(&out, p + "log_bytes", k.stats.log_bytes);
+    Line(&out, p + "index_slots_used", k.stats.index_slots_used);
+    Line(&out, p + "index_slots", k.stats.index_slots);
   }
   return out;
 }

@@ -293,6 +293,12 @@ KeyspaceStats Keyspace::Stats() const {
   segments_->FillStats(&st);
   const int64_t k = keys_.load();
   st.keys = k > 0 ? static_cast<uint64_t>(k) : 0;
+  st.log_bytes = log_size_;
+  st.log_bytes_used =
+      static_cast<uint64_t>(st.segments - st.free_segments) * segment_size_;
+  st.index_slots =
+      ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize / sizeof(uint64_t);
+  st.index_slots_used = st.keys;
   return st;
 }
 

@@ -72,5 +72,30 @@ TEST_F(ServerInfoTest, WithoutTheFlagOnlyTheOwnKeyspaceIsShown) {
   EXPECT_EQ(stats.find("tenant"), std::string::npos) << stats;
 }
 
+// The capacity figures of issue 22: the log's bytes used/total and the
+// index's slots used/total, per keyspace.
+TEST_F(ServerInfoTest, StatsShowEachKeyspacesCapacity) {
+  MakePool(0);
+  StartServer();
+  RawClient c;
+  protocol::Accept a;
+  ConnectOk(&c, "default", &a, 0, /*take_grant=*/false);
+  const std::string stats = Info(&c, protocol::InfoTopic::kStats);
+  auto value = [&](const std::string& name) -> long long {
+    const std::string key = "\nkeyspace.default." + name + " ";
+    const size_t at = stats.find(key);
+    if (at == std::string::npos) return -1;
+    return std::stoll(stats.substr(at + key.size()));
+  };
+  EXPECT_EQ(value("log_bytes"), 3 * (64 << 10)) << stats;
+  EXPECT_GE(value("log_bytes_used"), 0) << stats;
+  EXPECT_LE(value("log_bytes_used"), value("log_bytes")) << stats;
+  // 64 keys of capacity: at least 64 slots (8 a bucket, plus the spare
+  // bucket at the end), none used.
+  EXPECT_GE(value("index_slots"), 64) << stats;
+  EXPECT_EQ(value("index_slots") % 8, 0) << stats;
+  EXPECT_EQ(value("index_slots_used"), 0) << stats;
+}
+
 }  // namespace
 }  // namespace kv::e2e

@@ -42,6 +42,28 @@ std::string Human(uint64_t b) {
   return buf;
 }
 
+double Percent(uint64_t part, uint64_t whole) {
+  return whole == 0
+             ? 0.0
+             : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+
+// The keyspace's capacity used, as kvcli info shows it from the server's
+// INFO (tools/kvcli/commands.cc): the same figures, the same words.
+std::string CapacityLine(const store::KeyspaceStats& s) {
+  char buf[256];
+  snprintf(buf, sizeof(buf),
+           "log %llu of %llu bytes used (%.1f%%), index %llu of %llu slots "
+           "used (%.1f%%)",
+           static_cast<unsigned long long>(s.log_bytes_used),
+           static_cast<unsigned long long>(s.log_bytes),
+           Percent(s.log_bytes_used, s.log_bytes),
+           static_cast<unsigned long long>(s.index_slots_used),
+           static_cast<unsigned long long>(s.index_slots),
+           Percent(s.index_slots_used, s.index_slots));
+  return buf;
+}
+
 }  // namespace
 
 std::string HumanBytes(uint64_t bytes) { return Human(bytes); }
@@ -130,7 +152,8 @@ int Info(const std::string& path, std::ostream& out, std::ostream& err) {
     out << "keyspace " << k.name << ": " << s.keys << " keys, live "
         << Human(s.live_bytes) << ", dead " << Human(s.dead_bytes) << ", "
         << s.segments << " segments (" << s.free_segments << " free, "
-        << s.sealed_segments << " sealed)\n";
+        << s.sealed_segments << " sealed)\n"
+        << "  capacity: " << CapacityLine(s) << "\n";
   }
   return kExitOk;
 }

@@ -59,7 +59,10 @@ TEST_F(KvadminSizingTest, DefaultKeyspacesLeaveRoomForMore) {
 }
 
 TEST_F(KvadminSizingTest, InfoSaysWhenNothingFits) {
-  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=16M").code, 0);
+  // 16M holds a keyspace of 1M segments (create's own minimum rule).
+  ASSERT_EQ(
+      Kvadmin("create --pool=" + pool_ + " --size=16M --segment_size=1M").code,
+      0);
   ASSERT_EQ(Kvadmin("keyspace create --pool=" + pool_ +
                     " --keyspace=all --log_size=12M")
                 .code,

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "commands.h"
+#include "kv/store/keyspace_sizing.h"
 #include "kv/store/pool.h"
 #include "kv/store/writer.h"
 #include "kvadmin_test_util.h"
@@ -68,13 +69,76 @@ TEST_F(KvadminTest, CreateKeyspacesInfoCheck) {
   r = Kvadmin("info --pool=" + pool_);
   ASSERT_EQ(r.code, kExitOk) << r.out;
   EXPECT_NE(r.out.find("granularity:    page"), std::string::npos) << r.out;
+  // The capacity line, in kvcli info's words: nothing used yet.
+  EXPECT_NE(r.out.find("keyspace users: 0 keys"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  capacity: log 0 of 16777216 bytes used (0.0%), "
+                       "index 0 of "),
+            std::string::npos)
+      << r.out;
   r = Kvadmin("check --pool=" + pool_);
   EXPECT_EQ(r.code, kExitOk) << r.out;
-  r = Kvadmin("keyspace drop --pool=" + pool_ + " --name=users");
+  r = Kvadmin("keyspace drop --pool=" + pool_ + " --name=users --yes");
   EXPECT_EQ(r.code, kExitOk) << r.out;
-  r = Kvadmin("keyspace drop --pool=" + pool_ + " --name=users");
+  r = Kvadmin("keyspace drop --pool=" + pool_ + " --name=users --yes");
   EXPECT_EQ(r.code, kExitFailed);
   EXPECT_NE(r.out.find("not_found"), std::string::npos);
+}
+
+// kvadmin create refuses a pool that cannot hold a keyspace, by kvserver's
+// rule (store::MinPoolSizeFor), and creates no file; with smaller
+// keyspace geometry the same size is fine.
+TEST_F(KvadminTest, CreateRefusesAPoolThatHoldsNoKeyspace) {
+  Outcome r = Kvadmin("create --pool=" + pool_ + " --size=1M");
+  EXPECT_EQ(r.code, kExitUsage) << r.out;
+  EXPECT_NE(r.out.find("--size=1M cannot hold a keyspace (3 segments of 4096 "
+                       "KiB and an index for 65536 keys, at most half the "
+                       "pool): use --size=27M or more"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(std::filesystem::exists(pool_));
+  const uint64_t need = store::MinPoolSizeFor(65536, 4u << 20);
+  EXPECT_EQ(Kvadmin("create --pool=" + pool_ +
+                    " --size=" + std::to_string(need - 4096))
+                .code,
+            kExitUsage);
+  r = Kvadmin("create --pool=" + pool_ + " --size=" + std::to_string(need));
+  ASSERT_EQ(r.code, kExitOk) << r.out;
+  // The smallest pool holds its keyspace, as kvserver would create it.
+  r = Kvadmin("keyspace create --pool=" + pool_ + " --keyspace=default");
+  EXPECT_EQ(r.code, kExitOk) << r.out;
+  std::filesystem::remove(pool_);
+  r = Kvadmin("create --pool=" + pool_ +
+              " --size=1M --segment_size=64K --index_capacity=64");
+  EXPECT_EQ(r.code, kExitOk) << r.out;
+}
+
+// keyspace drop and restore destroy data: they ask first; with stdin not
+// a terminal and no --yes they refuse, changing nothing.
+TEST_F(KvadminTest, DropAndRestoreAskFirstAndRefuseWithoutATerminal) {
+  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=64M").code, kExitOk);
+  ASSERT_EQ(
+      Kvadmin("keyspace create --pool=" + pool_ + " --keyspace=keep").code,
+      kExitOk);
+  Outcome r =
+      Kvadmin("keyspace drop --pool=" + pool_ + " --keyspace=keep </dev/null");
+  EXPECT_EQ(r.code, kExitUsage) << r.out;
+  EXPECT_NE(r.out.find("keyspace drop deletes keyspace 'keep' of " + pool_ +
+                       " and every key in it: refused, nothing changed. "
+                       "stdin is not a terminal, so kvadmin cannot ask; pass "
+                       "--yes to go ahead"),
+            std::string::npos)
+      << r.out;
+  r = Kvadmin("keyspace list --pool=" + pool_);
+  EXPECT_NE(r.out.find("keep"), std::string::npos) << r.out;
+  r = Kvadmin("restore --pool=" + pool_ + " --snapshot=" + dir_ +
+              "/none </dev/null");
+  EXPECT_EQ(r.code, kExitUsage) << r.out;
+  EXPECT_NE(r.out.find("restore replaces the catalog and every index of"),
+            std::string::npos)
+      << r.out;
+  r = Kvadmin("keyspace drop --yes --pool=" + pool_ +
+              " --keyspace=keep </dev/null");
+  EXPECT_EQ(r.code, kExitOk) << r.out;
 }
 
 // A pool kvserver holds: info and keyspace list show it as a live view
@@ -109,7 +173,7 @@ TEST_F(KvadminTest, InfoAndListOfAHeldPoolAreALiveView) {
 }
 
 TEST_F(KvadminTest, CheckAndInfoReportCorruption) {
-  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=16M").code, kExitOk);
+  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=32M").code, kExitOk);
   {
     std::fstream f(pool_, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(0);

@@ -14,11 +14,15 @@
 // Exit codes: 0 ok, 1 the operation failed, 2 usage error, 3 check found
 // problems / verify found differences / restore could not re-link all.
 #include <gflags/gflags.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
+#include "dump_commands.h"
+#include "kv/store/keyspace_sizing.h"
 #include "kv/tools/flags.h"
 #include "snapshot_commands.h"
 
@@ -41,6 +45,13 @@ DEFINE_string(format, "text", "snapshot-info: text or json");
 DEFINE_uint64(limit, 100, "verify: list at most this many differences");
 DEFINE_bool(force, false,
             "restore: restore a snapshot taken of another pool (uuid)");
+DEFINE_string(in, "", "load: the dump file to read");
+DEFINE_bool(yes, false,
+            "restore, keyspace drop: do not ask before destroying data "
+            "(needed when stdin is not a terminal)");
+DEFINE_bool(verbose, false,
+            "restore: list every entry not re-linked (default: counts and "
+            "the first few)");
 
 namespace {
 
@@ -49,7 +60,10 @@ constexpr const char* kUsage =
     "\n"
     "usage:\n"
     "  kvadmin create   --pool=PATH --size=SIZE     create a pool file "
-    "(sparse)\n"
+    "(sparse;\n"
+    "                   at least one that holds a keyspace of "
+    "--index_capacity,\n"
+    "                   --segment_size)\n"
     "  kvadmin info     --pool=PATH                 geometry, keyspaces, "
     "stats\n"
     "  kvadmin check    --pool=PATH                 verify every slot and "
@@ -58,11 +72,21 @@ constexpr const char* kUsage =
     "[--index_capacity=N]\n"
     "                   [--segment_size=SIZE] [--log_size=SIZE] "
     "[--max_value_size=SIZE]\n"
-    "  kvadmin keyspace drop   --pool=PATH --keyspace=NAME   (--name also "
-    "works)\n"
+    "  kvadmin keyspace drop   --pool=PATH --keyspace=NAME [--yes]  (--name "
+    "also works)\n"
     "  kvadmin keyspace list   --pool=PATH\n"
     "\n"
-    "offline metadata snapshots (RocksDB; the pool must not be in use):\n"
+    "backups of keys and values (offline; docs/dump_format.md):\n"
+    "  kvadmin dump     --pool=PATH --out=FILE [--keyspace=NAME]   every "
+    "key and value\n"
+    "  kvadmin load     --pool=PATH --in=FILE [--keyspace=NAME]    into "
+    "fresh keyspaces\n"
+    "                   (the whole file is checked first)\n"
+    "\n"
+    "offline metadata snapshots (RocksDB; the pool must not be in use).\n"
+    "A snapshot is METADATA ONLY, NOT A BACKUP: it holds no values, and a "
+    "restore\n"
+    "re-links only records still in the pool's log.\n"
     "  kvadmin snapshot --pool=PATH --out=DIR       catalog, segment table "
     "and\n"
     "                   index entries (no values) into a new directory\n"
@@ -70,15 +94,40 @@ constexpr const char* kUsage =
     "  kvadmin verify   --pool=PATH --snapshot=DIR [--limit=N]   keys added, "
     "removed,\n"
     "                   changed since the snapshot (exit 3 when different)\n"
-    "  kvadmin restore  --pool=PATH --snapshot=DIR [--force]   rebuild "
-    "catalog and\n"
-    "                   indexes, re-linking records that still verify\n"
+    "  kvadmin restore  --pool=PATH --snapshot=DIR [--force] [--yes] "
+    "[--verbose]\n"
+    "                   rebuild catalog and indexes, re-linking records "
+    "that still\n"
+    "                   verify\n"
+    "restore and keyspace drop ask first (--yes: do not; required when stdin "
+    "is\n"
+    "not a terminal).\n"
     "\n"
     "SIZE: bytes, or with a K/M/G/T suffix (binary), e.g. 1G.\n"
     "exit codes: 0 ok, 1 operation failed, 2 usage error, 3 check found "
     "problems,\n"
     "            verify found differences, or restore could not re-link "
     "every entry\n";
+
+// restore and keyspace drop destroy data: ask first. --yes skips the
+// question; without it and without a terminal to ask on, refuse. Returns
+// an exit code to stop with, or nullopt to go on.
+std::optional<int> Confirm(const std::string& what) {
+  if (FLAGS_yes) return std::nullopt;
+  if (isatty(STDIN_FILENO) != 1) {
+    std::cerr << "kvadmin: " << what
+              << ": refused, nothing changed. stdin is not a terminal, so "
+                 "kvadmin cannot ask; pass --yes to go ahead\n";
+    return kv::kvadmin::kExitUsage;
+  }
+  std::cerr << "kvadmin: " << what << ".\nType yes to go on: " << std::flush;
+  std::string answer;
+  if (!std::getline(std::cin, answer) || answer != "yes") {
+    std::cerr << "kvadmin: not confirmed, nothing changed\n";
+    return kv::kvadmin::kExitFailed;
+  }
+  return std::nullopt;
+}
 
 int Usage(const std::string& why) {
   std::cerr << "kvadmin: " << why << "\n\n" << kUsage;
@@ -116,7 +165,14 @@ int RunSnapshotCommand(const std::string& cmd) {
     return Verify(FLAGS_pool, FLAGS_snapshot, FLAGS_limit, std::cout,
                   std::cerr);
   }
-  return Restore(FLAGS_pool, FLAGS_snapshot, FLAGS_force, std::cout, std::cerr);
+  if (auto rc = Confirm("restore replaces the catalog and every index of " +
+                        FLAGS_pool +
+                        " with the snapshot's (keys written "
+                        "since it was taken are lost)")) {
+    return *rc;
+  }
+  return Restore(FLAGS_pool, FLAGS_snapshot, FLAGS_force, FLAGS_verbose,
+                 std::cout, std::cerr);
 }
 
 }  // namespace
@@ -142,6 +198,24 @@ int main(int argc, char** argv) {
     uint64_t size;
     std::string why;
     if (!SizeFlag("size", FLAGS_size, &size, &why)) return Usage(why);
+    // kvserver's rule (store/keyspace_sizing.h): a pool must hold a
+    // keyspace of the default index and segment size.
+    uint64_t seg = 0;
+    if (!SizeFlag("segment_size", FLAGS_segment_size, &seg, &why)) {
+      return Usage(why);
+    }
+    const uint64_t need = kv::store::MinPoolSizeFor(FLAGS_index_capacity, seg);
+    if (size < need) {
+      std::cerr << "kvadmin: --size=" << FLAGS_size
+                << " cannot hold a keyspace (" << kv::store::kMinSegments
+                << " segments of " << (seg >> 10) << " KiB and an index for "
+                << FLAGS_index_capacity
+                << " keys, at most half the pool): use --size="
+                << ((need + (1 << 20) - 1) >> 20)
+                << "M or more, or a smaller --segment_size / "
+                   "--index_capacity (nothing was created)\n";
+      return kExitUsage;
+    }
     return CreatePool(FLAGS_pool, size, std::cout, std::cerr);
   }
   if (cmd == "info" || cmd == "check") {
@@ -162,8 +236,14 @@ int main(int argc, char** argv) {
     }
     if (FLAGS_keyspace.empty())
       return Usage("keyspace " + sub + " needs --keyspace=NAME");
-    if (sub == "drop")
+    if (sub == "drop") {
+      if (auto rc =
+              Confirm("keyspace drop deletes keyspace '" + FLAGS_keyspace +
+                      "' of " + FLAGS_pool + " and every key in it")) {
+        return *rc;
+      }
       return KeyspaceDrop(FLAGS_pool, FLAGS_keyspace, std::cout, std::cerr);
+    }
     kv::store::KeyspaceOptions o;
     uint64_t seg, log, maxv;
     std::string why;
@@ -180,6 +260,17 @@ int main(int argc, char** argv) {
     o.log_size = log;
     o.max_value_size = static_cast<uint32_t>(maxv);
     return KeyspaceCreate(FLAGS_pool, FLAGS_keyspace, o, std::cout, std::cerr);
+  }
+  if (cmd == "dump" || cmd == "load") {
+    if (argc != 2)
+      return Usage("unexpected argument '" + std::string(argv[2]) + "'");
+    if (FLAGS_pool.empty()) return Usage(cmd + " needs --pool=PATH");
+    if (cmd == "dump") {
+      if (FLAGS_out.empty()) return Usage("dump needs --out=FILE");
+      return Dump(FLAGS_pool, FLAGS_out, FLAGS_keyspace, std::cout, std::cerr);
+    }
+    if (FLAGS_in.empty()) return Usage("load needs --in=FILE");
+    return Load(FLAGS_pool, FLAGS_in, FLAGS_keyspace, std::cout, std::cerr);
   }
   if (cmd == "snapshot" || cmd == "snapshot-info" || cmd == "verify" ||
       cmd == "restore") {

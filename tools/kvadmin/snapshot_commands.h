@@ -25,10 +25,12 @@ int SnapshotInfo(const std::string& dir, bool json, std::ostream& os,
 int Verify(const std::string& pool, const std::string& dir, uint64_t limit,
            std::ostream& os, std::ostream& err);
 // Rebuilds the pool's catalog and indexes from the snapshot, re-linking
-// the records that still verify; lists every entry it could not re-link
-// (then exits 3). A snapshot of another pool is refused unless `force`.
+// the records that still verify; says how many entries it could not
+// re-link (then exits 3): a count per reason and the first few entries,
+// or every entry when `verbose`. A snapshot of another pool is refused
+// unless `force`. (A snapshot holds no values: it is not a backup.)
 int Restore(const std::string& pool, const std::string& dir, bool force,
-            std::ostream& os, std::ostream& err);
+            bool verbose, std::ostream& os, std::ostream& err);
 
 }  // namespace kv::kvadmin
 

@@ -4,6 +4,7 @@
 // (schema, completeness, entries checksum), that it is of this pool (uuid,
 // unless --force), the catalog plan, and every entry against the log.
 // Only then PoolRestore::Commit writes — all or nothing across a crash.
+#include <cctype>
 #include <map>
 #include <ostream>
 
@@ -18,10 +19,28 @@
 namespace kv::kvadmin {
 namespace {
 namespace sf = snapshot;
+constexpr size_t kFirstFew = 5;  // entries listed without --verbose
+
+// A reason without its numbers ("the log at offset N …"), to count the
+// entries that failed the same way.
+std::string Category(const std::string& why) {
+  std::string out;
+  for (size_t i = 0; i < why.size(); i++) {
+    const bool word_start =
+        i == 0 || !isalnum(static_cast<unsigned char>(why[i - 1]));
+    if (why[i] >= '0' && why[i] <= '9' && word_start) {
+      out += 'N';
+      while (i + 1 < why.size() && why[i + 1] >= '0' && why[i + 1] <= '9') i++;
+    } else {
+      out += why[i];
+    }
+  }
+  return out;
+}
 }  // namespace
 
 int Restore(const std::string& pool_path, const std::string& dir, bool force,
-            std::ostream& os, std::ostream& err) {
+            bool verbose, std::ostream& os, std::ostream& err) {
   if (pool_path.empty()) {
     return Fail(err, Status::InvalidArgument("--pool=PATH is required"));
   }
@@ -70,6 +89,7 @@ int Restore(const std::string& pool_path, const std::string& dir, bool force,
   for (const auto& c : *catalog) names[c.id] = c.name;
   uint64_t unlinked = 0;
   std::vector<std::string> why_not;  // printed only once the snapshot is sound
+  std::map<std::string, uint64_t> reasons;  // why -> entries
   {
     Result<uint64_t> total = (*db)->MetaNumber(sf::meta::kEntries);
     Progress progress("restore", total.ok() ? *total : 0);
@@ -88,6 +108,8 @@ int Restore(const std::string& pool_path, const std::string& dir, bool force,
       progress.Add(1);
       if (why.empty()) continue;
       unlinked++;
+      reasons[Category(why)]++;
+      if (!verbose && why_not.size() >= kFirstFew) continue;
       auto n = names.find(scan.id());
       why_not.push_back("not re-linked: keyspace " +
                         (n == names.end() ? "id " + std::to_string(scan.id())
@@ -104,6 +126,19 @@ int Restore(const std::string& pool_path, const std::string& dir, bool force,
   restore->reset();  // releases the pool's lock
 
   for (const std::string& l : why_not) os << l << "\n";
+  if (!verbose && unlinked > why_not.size()) {
+    os << "... and " << unlinked - why_not.size()
+       << " more not re-linked (--verbose lists every one)\n";
+  }
+  if (unlinked > 0) {
+    os << "entries not re-linked, by reason:\n";
+    for (const auto& [why, n] : reasons) {
+      os << "  " << n << (n == 1 ? " entry: " : " entries: ") << why << "\n";
+    }
+    os << "note: a snapshot holds no values; entries whose records are no "
+          "longer in this pool's log cannot come back (it is not a "
+          "backup)\n";
+  }
   for (const std::string& k : report->kept) {
     os << "note: kept keyspace '" << k << "' (not in the snapshot)\n";
   }

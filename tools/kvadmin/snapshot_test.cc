@@ -105,7 +105,7 @@ class SnapshotTest : public testing::KvadminDirTest {
 };
 
 TEST_F(SnapshotTest, EmptyPool) {
-  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=16M").code, 0);
+  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=32M").code, 0);
   const std::string before = ReadFile(pool_);
   Outcome r = Snap(dir_ + "/snap");
   ASSERT_EQ(r.code, 0) << r.out;
@@ -215,7 +215,8 @@ TEST_F(SnapshotTest, RestoreRepairsADamagedIndex) {
   Patch(k.region_offset + 64 * 300 + 8, std::string(16, '\x5a'));
   Outcome r = Kvadmin("check --pool=" + pool_);
   ASSERT_EQ(r.code, 3) << r.out;
-  r = Kvadmin("restore --pool=" + pool_ + " --snapshot=" + dir_ + "/snap");
+  r = Kvadmin("restore --yes --pool=" + pool_ + " --snapshot=" + dir_ +
+              "/snap");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("497 entries re-linked, 0 could not be"),
             std::string::npos)
@@ -249,10 +250,60 @@ TEST_F(SnapshotTest, RestoreBringsBackALostCatalogEntry) {
   Outcome r = Kvadmin("keyspace list --pool=" + pool_);
   ASSERT_EQ(r.code, 0);
   EXPECT_EQ(r.out, "");
-  r = Kvadmin("restore --pool=" + pool_ + " --snapshot=" + dir_ + "/snap");
+  r = Kvadmin("restore --yes --pool=" + pool_ + " --snapshot=" + dir_ +
+              "/snap");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("100 entries re-linked"), std::string::npos) << r.out;
   ExpectPoolHoldsModel();
+}
+
+// Many entries not re-linked (the 200,005 lines): counted by
+// reason and the first five listed; --verbose lists all.
+TEST_F(SnapshotTest, RestoreSummarizesManyEntriesNotReLinked) {
+  MakePool(50);
+  ASSERT_EQ(Snap(dir_ + "/snap").code, 0);
+  const store::KeyspaceInfo k = Info("a");
+  std::vector<store::Version> versions(20);
+  {
+    store::PoolOptions o;
+    o.read_only = true;
+    auto pool = store::Pool::Open(pool_, o);
+    std::string value;
+    for (int i = 0; i < 20; i++) {
+      ASSERT_TRUE((*pool)
+                      ->GetKeyspace("a")
+                      .value()
+                      ->Get(Key(i), &value, &versions[i])
+                      .ok());
+    }
+  }
+  for (const store::Version& v : versions) {
+    Patch(k.log_offset + v.log_offset + 40, "XX");
+  }
+  const std::string image = ReadFile(pool_);
+  Outcome r = Kvadmin("restore --yes --pool=" + pool_ + " --snapshot=" + dir_ +
+                      "/snap");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_EQ(CountLines(r.out, "not re-linked: keyspace"), 5) << r.out;
+  EXPECT_NE(r.out.find("... and 15 more not re-linked (--verbose lists every "
+                       "one)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("entries not re-linked, by reason:\n  20 entries: the "
+                       "log at offset N no longer holds it (record: CRC32C "
+                       "mismatch)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("it is not a backup"), std::string::npos) << r.out;
+  // The same restore again, --verbose: every entry.
+  {
+    std::ofstream f(pool_, std::ios::binary | std::ios::trunc);
+    f << image;
+  }
+  r = Kvadmin("restore --yes --verbose --pool=" + pool_ +
+              " --snapshot=" + dir_ + "/snap");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_EQ(CountLines(r.out, "not re-linked: keyspace"), 20) << r.out;
 }
 
 TEST_F(SnapshotTest, RestoreListsEntriesWhoseRecordNoLongerVerifies) {
@@ -272,8 +323,8 @@ TEST_F(SnapshotTest, RestoreListsEntriesWhoseRecordNoLongerVerifies) {
   Patch(k.log_offset + v17.log_offset + 40, "XX");
   Patch(k.region_offset,
         std::string(index_format::PhysicalBuckets(k.bucket_count) * 64, 0));
-  Outcome r =
-      Kvadmin("restore --pool=" + pool_ + " --snapshot=" + dir_ + "/snap");
+  Outcome r = Kvadmin("restore --yes --pool=" + pool_ + " --snapshot=" + dir_ +
+                      "/snap");
   EXPECT_EQ(r.code, 3) << r.out;
   EXPECT_EQ(CountLines(r.out, "not re-linked:"), 1) << r.out;
   EXPECT_NE(r.out.find("not re-linked: keyspace 'a' key 'key17': the log at "
@@ -340,7 +391,8 @@ TEST_F(SnapshotTest, RefusedWhileTheWriterLockIsHeld) {
         << r.out;
     EXPECT_NE(r.out.find(who), std::string::npos) << r.out;
     EXPECT_FALSE(std::filesystem::exists(dir_ + "/snap"));
-    r = Kvadmin("restore --pool=" + pool_ + " --snapshot=" + dir_ + "/first");
+    r = Kvadmin("restore --yes --pool=" + pool_ + " --snapshot=" + dir_ +
+                "/first");
     EXPECT_EQ(r.code, 1) << r.out;
     EXPECT_NE(r.out.find(who), std::string::npos) << r.out;
     r = Kvadmin("verify --pool=" + pool_ + " --snapshot=" + dir_ + "/first");
@@ -379,7 +431,7 @@ class BadSnapshotTest : public SnapshotTest {
   void ExpectRefused(const std::string& snap, const std::string& message,
                      bool info_too = true) {
     for (const char* cmd : {"restore", "verify"}) {
-      Outcome r = Kvadmin(std::string(cmd) + " --pool=" + pool_ +
+      Outcome r = Kvadmin(std::string(cmd) + " --yes --pool=" + pool_ +
                           " --snapshot=" + snap);
       EXPECT_EQ(r.code, 1) << cmd << ": " << r.out;
       EXPECT_NE(r.out.find(message), std::string::npos) << cmd << ": " << r.out;
@@ -487,7 +539,7 @@ TEST_F(BadSnapshotTest, AnotherPoolsSnapshot) {
   ExpectRefused(dir_ + "/foreign", "is of another pool (uuid ", false);
   // --force: the operator insists; the catalog is restored, no entry was
   // there to re-link.
-  Outcome r = Kvadmin("restore --force --pool=" + pool_ +
+  Outcome r = Kvadmin("restore --yes --force --pool=" + pool_ +
                       " --snapshot=" + dir_ + "/foreign");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("warning: --force"), std::string::npos) << r.out;
@@ -502,8 +554,8 @@ TEST_F(SnapshotTest, RestoreKeepsNewKeyspacesAndRefusesConflictingOnes) {
                     "--max_value_size=4K --index_capacity=64")
                 .code,
             0);
-  Outcome r =
-      Kvadmin("restore --pool=" + pool_ + " --snapshot=" + dir_ + "/snap");
+  Outcome r = Kvadmin("restore --yes --pool=" + pool_ + " --snapshot=" + dir_ +
+                      "/snap");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("note: kept keyspace 'later' (not in the snapshot)"),
             std::string::npos)
@@ -511,14 +563,16 @@ TEST_F(SnapshotTest, RestoreKeepsNewKeyspacesAndRefusesConflictingOnes) {
   EXPECT_NE(Kvadmin("keyspace list --pool=" + pool_).out.find("later"),
             std::string::npos);
   // "a" dropped and its region reused by "b": restoring "a" would destroy b.
-  ASSERT_EQ(Kvadmin("keyspace drop --pool=" + pool_ + " --name=a").code, 0);
+  ASSERT_EQ(Kvadmin("keyspace drop --yes --pool=" + pool_ + " --name=a").code,
+            0);
   ASSERT_EQ(Kvadmin("keyspace create --pool=" + pool_ +
                     " --name=b --log_size=1M --segment_size=64K "
                     "--max_value_size=4K --index_capacity=64")
                 .code,
             0);
   const std::string before = ReadFile(pool_);
-  r = Kvadmin("restore --pool=" + pool_ + " --snapshot=" + dir_ + "/snap");
+  r = Kvadmin("restore --yes --pool=" + pool_ + " --snapshot=" + dir_ +
+              "/snap");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("keyspace 'b' (id 3), which the snapshot does not "
                        "hold, uses the name, id or region of the snapshot's "

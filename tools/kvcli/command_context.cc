@@ -52,4 +52,35 @@ std::string Count(const Context& c, size_t n) {
                                      : std::to_string(n);
 }
 
+Reply PutReply(Context& c, const Status& st, uint64_t version) {
+  if (!st.ok()) return OperationError(c, st);
+  Reply r;
+  r.text = "OK";
+  r.json.Number("version", version);
+  return r;
+}
+
+Reply GetReply(Context& c, const std::string& key, const Status& st,
+               const std::string& value) {
+  Reply r;
+  if (st.IsNotFound()) {
+    r.status = st;
+    r.json.Bytes("key", key);
+    return r;
+  }
+  if (!st.ok()) return OperationError(c, st);
+  r.text = c.out->Value(value);
+  r.newline = !c.out->options().raw;
+  r.json.Bytes("key", key).Bytes("value", value);
+  return r;
+}
+
+Reply DelReply(Context& c, const Status& st, bool existed) {
+  if (!st.ok()) return OperationError(c, st);
+  Reply r;
+  r.text = existed ? "OK" : "OK (the key did not exist)";
+  r.json.Bool("existed", existed);
+  return r;
+}
+
 }  // namespace kv::kvcli::command

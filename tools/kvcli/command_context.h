@@ -7,6 +7,7 @@
 #define KV_TOOLS_KVCLI_COMMAND_CONTEXT_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ bool ValueOf(const Token& t, std::string* value, Reply* error);
 // A count as redis-cli shows it: "(integer) N" on a terminal, "N" in a
 // pipe.
 std::string Count(const Context& c, size_t n);
+
+// The replies of the single-key commands, from the operation's result
+// (shared by the one-at-a-time handlers and script mode's batches, so
+// that both print exactly the same).
+Reply PutReply(Context& c, const Status& st, uint64_t version);
+Reply GetReply(Context& c, const std::string& key, const Status& st,
+               const std::string& value);
+Reply DelReply(Context& c, const Status& st, bool existed);
 
 // The worst per-operation result of a batch: 3 beats 1.
 inline int Worst(int a, int b) { return a > b ? a : b; }

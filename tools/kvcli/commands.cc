@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <sstream>
 
 #include "command_context.h"
+#include "glob.h"
 #include "suggest.h"
 
 namespace kv::kvcli {
@@ -33,10 +36,7 @@ Reply Put(Context& c, const Args& a) {
   if (client == nullptr) return r;
   KeyVersion v;
   Status st = client->Put(KeyOf(a[0]), value, {.version = &v});
-  if (!st.ok()) return OperationError(c, st);
-  r.text = "OK";
-  r.json.Number("version", v.sequence);
-  return r;
+  return PutReply(c, st, v.sequence);
 }
 
 Reply Get(Context& c, const Args& a) {
@@ -45,16 +45,7 @@ Reply Get(Context& c, const Args& a) {
   if (client == nullptr) return r;
   std::string value;
   Status st = client->Get(KeyOf(a[0]), &value);
-  if (st.IsNotFound()) {
-    r.status = st;
-    r.json.Bytes("key", KeyOf(a[0]));
-    return r;
-  }
-  if (!st.ok()) return OperationError(c, st);
-  r.text = c.out->Value(value);
-  r.newline = !c.out->options().raw;
-  r.json.Bytes("key", KeyOf(a[0])).Bytes("value", value);
-  return r;
+  return GetReply(c, KeyOf(a[0]), st, value);
 }
 
 Reply Del(Context& c, const Args& a) {
@@ -64,55 +55,178 @@ Reply Del(Context& c, const Args& a) {
   if (client == nullptr) return r;
   bool existed = false;
   Status st = client->Delete(KeyOf(a[0]), {}, &existed);
-  if (!st.ok()) return OperationError(c, st);
-  r.text = existed ? "OK" : "OK (the key did not exist)";
-  r.json.Bool("existed", existed);
+  return DelReply(c, st, existed);
+}
+
+// incr KEY, incrby KEY N: the new value, as redis-cli shows an integer.
+Reply IncrByCommand(Context& c, const std::string& key, int64_t delta) {
+  Reply r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  auto v = client->IncrBy(key, delta);
+  if (!v.ok()) return OperationError(c, v.status());
+  const std::string n = std::to_string(*v);
+  r.text = c.out->options().stdout_tty ? "(integer) " + n : n;
+  r.json.Raw("value", n);
   return r;
 }
 
-Reply Scan(Context& c, const Args& a) {
-  size_t limit = kDefaultScanLimit;
-  if (a.size() == 2) {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = strtoull(a[1].text.c_str(), &end, 10);
-    if (a[1].text.empty() || *end != '\0' || errno != 0 ||
-        a[1].text[0] == '-') {
-      return UsageError("scan LIMIT must be a number (0: no limit), not '" +
-                        a[1].text + "'");
+Reply Incr(Context& c, const Args& a) {
+  return IncrByCommand(c, KeyOf(a[0]), 1);
+}
+
+Reply IncrBy(Context& c, const Args& a) {
+  char* end = nullptr;
+  errno = 0;
+  const long long d = strtoll(a[1].text.c_str(), &end, 10);
+  if (a[1].text.empty() || *end != '\0' || errno != 0) {
+    return UsageError("incrby N must be a signed 64-bit integer, not '" +
+                      a[1].text + "'");
+  }
+  return IncrByCommand(c, KeyOf(a[0]), d);
+}
+
+Reply Append(Context& c, const Args& a) {
+  Reply r;
+  std::string suffix;
+  if (!ValueOf(a[1], &suffix, &r)) return r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  auto n = client->Append(KeyOf(a[0]), suffix);
+  if (!n.ok()) return OperationError(c, n.status());
+  r.text = Count(c, *n);
+  r.json.Number("length", *n);
+  return r;
+}
+
+bool ParseCount(const std::string& text, uint64_t* v) {
+  char* end = nullptr;
+  errno = 0;
+  *v = strtoull(text.c_str(), &end, 10);
+  return !text.empty() && *end == '\0' && errno == 0 && text[0] != '-';
+}
+
+bool IsWord(const Token& t, const char* word) {
+  if (t.from_file || t.text.size() != strlen(word)) return false;
+  for (size_t i = 0; i < t.text.size(); i++) {
+    if (tolower(static_cast<unsigned char>(t.text[i])) != word[i]) return false;
+  }
+  return true;
+}
+
+// scan CURSOR [match PATTERN] [count N]: one page, as Redis SCAN — the
+// next cursor on the first line, then the keys (no values).
+Reply ScanCursor(Context& c, const Args& a) {
+  uint64_t cursor = 0, count = 0;
+  if (!ParseCount(a[0].text, &cursor)) {
+    return UsageError("scan CURSOR must be a number, not '" + a[0].text + "'");
+  }
+  std::string pattern = "*";
+  for (size_t i = 1; i < a.size(); i += 2) {
+    if (i + 1 >= a.size() ||
+        !(IsWord(a[i], "match") || IsWord(a[i], "count"))) {
+      return UsageError("usage: scan CURSOR [match PATTERN] [count N]");
     }
-    limit = static_cast<size_t>(v);
+    if (IsWord(a[i], "match")) {
+      pattern = KeyOf(a[i + 1]);
+    } else if (!ParseCount(a[i + 1].text, &count) || count == 0) {
+      return UsageError("scan count must be a number of at least 1, not '" +
+                        a[i + 1].text + "'");
+    }
   }
   Reply r;
   Client* client = c.session->Connected(&r);
   if (client == nullptr) return r;
-  // The index has no order; people (and diffs of scripts' output) want
-  // one: what the scan found is shown sorted by key.
-  std::vector<std::pair<std::string, std::string>> found;
-  Status st = client->Scan(a.empty() ? "" : KeyOf(a[0]), limit,
-                           [&](std::string_view key, std::string_view value) {
-                             found.emplace_back(key, value);
-                             return true;
-                           });
-  if (!st.ok()) return OperationError(c, st);
-  std::sort(found.begin(), found.end());
-  std::string items;
-  const size_t n = found.size();
-  for (size_t i = 0; i < n; i++) {
-    const auto& [key, value] = found[i];
-    if (i) r.text += "\n";
-    r.text += c.out->Item(key) + " " + c.out->Item(value);
-    items += (i ? "," : "") +
-             JsonFields().Bytes("key", key).Bytes("value", value).Object();
+  std::vector<std::string> keys;
+  auto next =
+      client->ScanPage(cursor, GlobPrefix(pattern), static_cast<size_t>(count),
+                       [&](std::string_view key, std::string_view) {
+                         if (GlobMatch(pattern, key)) keys.emplace_back(key);
+                       });
+  if (!next.ok()) {
+    if (next.status().IsInvalidArgument()) {
+      Reply u = UsageError(next.status().message());
+      return u;
+    }
+    return OperationError(c, next.status());
   }
-  const bool truncated = limit != 0 && n >= limit;
-  if (c.out->options().stdout_tty) {
-    if (n) r.text += "\n";
-    r.text += "(" + std::to_string(n) + (n == 1 ? " key" : " keys");
-    if (truncated) r.text += "; limit reached — scan PREFIX 0 for all";
+  r.text = std::to_string(*next);
+  std::string items;
+  for (size_t i = 0; i < keys.size(); i++) {
+    r.text += "\n" + c.out->Item(keys[i]);
+    items += (i ? "," : "") + JsonFields().Bytes("key", keys[i]).Object();
+  }
+  r.json.Number("cursor", *next)
+      .Raw("keys", "[" + items + "]")
+      .Number("count", keys.size());
+  return r;
+}
+
+// scan [PREFIX [LIMIT]]: keys and values in hash order. On a terminal
+// LIMIT defaults to 1000; in a pipe to none (everything streams). A limit
+// that cut the listing says so: on a terminal in the count line, in a
+// pipe on stderr with exit 1.
+Reply Scan(Context& c, const Args& a) {
+  if (!a.empty() && !a[0].from_file && !a[0].text.empty() &&
+      a[0].text.find_first_not_of("0123456789") == std::string::npos &&
+      (a.size() == 1 || IsWord(a[1], "match") || IsWord(a[1], "count"))) {
+    return ScanCursor(c, a);
+  }
+  if (a.size() > 2) return UsageError("usage: scan [PREFIX [LIMIT]]");
+  const bool tty = c.out->options().stdout_tty;
+  uint64_t limit = tty ? kDefaultScanLimit : 0;
+  if (a.size() == 2 && !ParseCount(a[1].text, &limit)) {
+    return UsageError("scan LIMIT must be a number (0: no limit), not '" +
+                      a[1].text + "'");
+  }
+  Reply r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  // Text streams each item as it is found; JSON is one object, built
+  // whole. One more key than the limit is asked for, to know whether the
+  // limit cut anything.
+  const bool stream = !c.out->json();
+  size_t n = 0;
+  bool truncated = false;
+  std::string items;
+  Status st = client->Scan(
+      a.empty() ? "" : KeyOf(a[0]), limit == 0 ? 0 : limit + 1,
+      [&](std::string_view key, std::string_view value) {
+        if (limit != 0 && n == limit) {
+          truncated = true;
+          return false;
+        }
+        if (stream) {
+          c.out->Stream(c.out->Item(key) + " " + c.out->Item(value) + "\n");
+        } else {
+          items +=
+              (n ? "," : "") +
+              JsonFields().Bytes("key", key).Bytes("value", value).Object();
+        }
+        n++;
+        return true;
+      });
+  if (!st.ok()) {
+    Reply e = OperationError(c, st);
+    e.hint =
+        (n ? "the " + std::to_string(n) + " keys above are a part; " : "") +
+        e.hint;
+    return e;
+  }
+  r.newline = false;
+  if (tty) {
+    r.newline = true;
+    r.text = "(" + std::to_string(n) + (n == 1 ? " key" : " keys");
+    if (truncated) {
+      r.text += "; limit reached — scan " +
+                std::string(a.empty() ? "\"\"" : Quote(KeyOf(a[0]))) +
+                " 0 for all";
+    }
     r.text += ")";
-  } else if (n == 0) {
-    r.newline = false;
+  } else if (truncated) {
+    r.exit_code = 1;
+    r.note = "scan: stopped at the limit of " + std::to_string(limit) +
+             " keys; more keys match (LIMIT 0, or no LIMIT, lists all)";
   }
   r.json.Raw("keys", "[" + items + "]")
       .Number("count", n)
@@ -170,9 +284,77 @@ Reply Stats(Context& c, const Args&) {
   return InfoTopic(c, Client::InfoTopic::kStats, "stats");
 }
 
+// The "name value" lines of this keyspace in INFO stats
+// ("keyspace.NAME.keys 12" → {"keys", 12}).
+Result<std::map<std::string, uint64_t>> KeyspaceStats(Context& c,
+                                                      Client* client) {
+  auto text = client->Info(Client::InfoTopic::kStats);
+  if (!text.ok()) return text.status();
+  const std::string p = "keyspace." + c.session->options().keyspace + ".";
+  std::map<std::string, uint64_t> m;
+  std::istringstream in(*text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t sp = line.find(' ');
+    if (line.compare(0, p.size(), p) != 0 || sp == std::string::npos) continue;
+    m[line.substr(p.size(), sp - p.size())] =
+        strtoull(line.c_str() + sp + 1, nullptr, 10);
+  }
+  return m;
+}
+
+Reply DbSize(Context& c, const Args&) {
+  Reply r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  auto m = KeyspaceStats(c, client);
+  if (!m.ok()) return OperationError(c, m.status());
+  auto it = m->find("keys");
+  if (it == m->end()) {
+    return OperationError(
+        c, Status::Unavailable("the server's INFO stats have no key count "
+                               "for this keyspace"));
+  }
+  r.text = Count(c, it->second);
+  r.json.Number("keys", it->second);
+  return r;
+}
+
+double Percent(uint64_t part, uint64_t whole) {
+  return whole == 0
+             ? 0.0
+             : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+
 Reply Info(Context& c, const Args&) {
   Reply r = InfoTopic(c, Client::InfoTopic::kServer, "server_info");
   if (!r.status.ok()) return r;
+  // The keyspace's capacity used, from INFO stats (kvadmin info prints
+  // the same line from the pool).
+  Reply ignored;
+  if (Client* client = c.session->Connected(&ignored)) {
+    auto m = KeyspaceStats(c, client);
+    if (m.ok() && m->count("log_bytes") != 0) {
+      auto& v = *m;
+      char buf[256];
+      snprintf(buf, sizeof(buf),
+               "log %llu of %llu bytes used (%.1f%%), index %llu of %llu "
+               "slots used (%.1f%%)",
+               static_cast<unsigned long long>(v["log_bytes_used"]),
+               static_cast<unsigned long long>(v["log_bytes"]),
+               Percent(v["log_bytes_used"], v["log_bytes"]),
+               static_cast<unsigned long long>(v["index_slots_used"]),
+               static_cast<unsigned long long>(v["index_slots"]),
+               Percent(v["index_slots_used"], v["index_slots"]));
+      r.text += "\nkeyspace " + c.session->options().keyspace + ": " +
+                std::to_string(v["keys"]) + " keys\n  capacity: " + buf;
+      r.json.Number("keys", v["keys"])
+          .Number("log_bytes_used", v["log_bytes_used"])
+          .Number("log_bytes", v["log_bytes"])
+          .Number("index_slots_used", v["index_slots_used"])
+          .Number("index_slots", v["index_slots"]);
+    }
+  }
   // The server's lines name provider, granularity and the keyspace's
   // geometry; the address is what only the client knows.
   const std::string& server = c.session->options().server;
@@ -240,6 +422,21 @@ const std::vector<Command>& Table() {
        1,
        kAny,
        Exists},
+      {{"incr", "KEY",
+        "add 1 to KEY's integer value (absent: 0), atomically; print it"},
+       1,
+       1,
+       Incr},
+      {{"incrby", "KEY N", "add N (may be negative), atomically; print it"},
+       2,
+       2,
+       IncrBy},
+      {{"append", "KEY VALUE",
+        "append VALUE to KEY's value (absent: empty), atomically; print the "
+        "new length"},
+       2,
+       2,
+       Append},
       {{"mput", "KEY VALUE [KEY VALUE ...]", "many puts in flight together",
         "mset"},
        2,
@@ -249,11 +446,11 @@ const std::vector<Command>& Table() {
        1,
        kAny,
        Mget},
-      {{"scan", "[PREFIX [LIMIT]]",
-        "keys with PREFIX and their values, sorted (LIMIT default 1000, 0: "
-        "all)"},
+      {{"scan", "[PREFIX [LIMIT]] | CURSOR [match P] [count N]",
+        "keys with PREFIX and values, in hash order (LIMIT: 1000 on a "
+        "terminal, none in a pipe; 0: all); or one page, as SCAN"},
        0,
-       2,
+       5,
        Scan},
       {{"use", "KEYSPACE", "switch to another keyspace of the server"},
        1,
@@ -265,10 +462,13 @@ const std::vector<Command>& Table() {
        Keyspaces},
       {{"stats", "", "server counters"}, 0, 0, Stats},
       {{"ping", "", "round-trip time to the server"}, 0, 0, Ping},
-      {{"info", "", "server, provider, pool granularity, keyspace geometry"},
+      {{"info", "",
+        "server, provider, pool granularity, keyspace geometry and capacity "
+        "used (log, index)"},
        0,
        0,
        Info},
+      {{"dbsize", "", "how many keys the keyspace holds"}, 0, 0, DbSize},
       {{"clear", "", "clear the screen (also Ctrl-L)"}, 0, 0, Clear},
       {{"help", "[COMMAND]", "this list, or one command's usage"}, 0, 1, Help},
       {{"quit", "", "leave (also exit, Ctrl-D)"}, 0, 0, Quit},
@@ -368,6 +568,11 @@ const std::vector<CommandInfo>& CommandTable() {
 }
 
 bool IsCommand(std::string_view word) { return Find(word) != nullptr; }
+
+std::string_view CommandName(std::string_view word) {
+  const Command* cmd = Find(word);
+  return cmd == nullptr ? std::string_view() : cmd->info.name;
+}
 
 int RunCommand(Session* session, Output* out, const std::vector<Token>& line,
                bool* quit) {

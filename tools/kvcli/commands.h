@@ -28,6 +28,10 @@ const std::vector<CommandInfo>& CommandTable();
 // Whether `word` names a command or an alias, in any case ("GET", "Set").
 bool IsCommand(std::string_view word);
 
+// The command's own name for a name or alias in any case ("SET" → "put"),
+// or "" when `word` names no command.
+std::string_view CommandName(std::string_view word);
+
 // Runs one command line already split into tokens (an empty line does
 // nothing and returns 0). Command names are case-insensitive; an unknown
 // one is a usage error that suggests the nearest name ("unknown command

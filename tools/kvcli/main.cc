@@ -2,18 +2,24 @@
 //
 //   kvcli [flags]                      interactive shell (stdin a terminal)
 //   kvcli [flags] < commands.txt       script mode (stdin not a terminal)
+//   kvcli [flags] --file=commands.txt  script mode, from a file
+//   kvcli [flags] --pipe < puts.txt    bulk load: errors and a summary
 //   kvcli [flags] COMMAND [ARGS…]      one command, then exit
 //
 // redis-cli's -h HOST / -p PORT are taken too (host_port_args.h).
 #include <gflags/gflags.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "commands.h"
 #include "host_port_args.h"
 #include "kv/tools/flags.h"
+#include "script.h"
 #include "shell.h"
 
 DEFINE_string(server, "127.0.0.1:7400",
@@ -28,6 +34,14 @@ DEFINE_string(format, "text", "text, or json (one object per reply)");
 DEFINE_bool(raw, false, "print values' bytes exactly: no escaping, no newline");
 DEFINE_uint32(connect_timeout_ms, 5000, "connect timeout");
 DEFINE_uint32(timeout_ms, 10000, "per-operation timeout");
+DEFINE_string(file, "",
+              "run the commands of this file (script mode), not stdin's");
+DEFINE_bool(pipe, false,
+            "bulk load: run the script (stdin or --file) printing only "
+            "errors, not-found lines and a summary (as redis-cli --pipe)");
+DEFINE_uint32(pipeline, 1024,
+              "script mode: single-key put/get/del lines run together, many "
+              "in flight (1: one line at a time)");
 DEFINE_string(history, "",
               "history file of the interactive shell (default "
               "~/.rpkv_history; 'none' keeps none)");
@@ -42,6 +56,10 @@ constexpr const char* kUsage =
     "completion)\n"
     "  kvcli [flags] < FILE            script: one command per line, no "
     "prompt\n"
+    "  kvcli [flags] --file=FILE       the same, from FILE\n"
+    "  kvcli [flags] --pipe < FILE     bulk load: only errors (with their line"
+    "\n"
+    "                                  number) and a summary are printed\n"
     "  kvcli [flags] COMMAND [ARG…]    one command, e.g.\n"
     "        kvcli --server=127.0.0.1:7400 --keyspace=default get k\n"
     "        kvcli -h 127.0.0.1 -p 7400 GET k     (as redis-cli; -h alone: "
@@ -50,8 +68,9 @@ constexpr const char* kUsage =
     "commands (any case): put KEY VALUE, get KEY, del KEY [KEY…],\n"
     "  exists KEY [KEY…], mput K V [K V…], mget K [K…], scan [PREFIX "
     "[LIMIT]],\n"
-    "  use KEYSPACE, keyspaces, stats, ping, info, clear, help [COMMAND], "
-    "quit;\n"
+    "  scan CURSOR [match PATTERN] [count N], incr KEY, incrby KEY N,\n"
+    "  append KEY VALUE, dbsize, use KEYSPACE, keyspaces,\n"
+    "  stats, ping, info, clear, help [COMMAND], quit;\n"
     "  redis-cli's names work too: set = put, mset = mput, delete = del.\n"
     "  del/exists of several keys print how many were deleted/exist (exists:\n"
     "  exit 1 when any is absent). Type help in the shell for details.\n"
@@ -132,22 +151,48 @@ int main(int argc, char** argv) {
   }
   co.connect_timeout = std::chrono::milliseconds(FLAGS_connect_timeout_ms);
   co.op_timeout = std::chrono::milliseconds(FLAGS_timeout_ms);
+  // A script keeps as many operations in flight as the server grants
+  // (kvserver --max_inflight, 32 by default); the client caps it at 256.
+  co.max_inflight = 256;
   // co.wait stays kAdaptive: a short spin then sleep, so an idle shell
   // uses no CPU and ping still shows the real round trip.
+  if (FLAGS_pipeline == 0) return UsageError("--pipeline must be at least 1");
+  const bool script = argc == 1 && (FLAGS_pipe || !FLAGS_file.empty() ||
+                                    isatty(STDIN_FILENO) != 1);
+  if (argc > 1 && (FLAGS_pipe || !FLAGS_file.empty())) {
+    return UsageError("--pipe and --file run a script: give no command");
+  }
+  std::ifstream file;
+  if (!FLAGS_file.empty()) {
+    file.open(FLAGS_file, std::ios::binary);
+    if (!file) {
+      return UsageError("cannot read --file=" + FLAGS_file + ": " +
+                        strerror(errno));
+    }
+  }
+  // A script is a stream of lines: no C stdio shares these streams, and
+  // their buffers are flushed per batch, not per reply.
+  if (script) std::ios::sync_with_stdio(false);
   Session session(co);
   Output out({.format = FLAGS_format == "json" ? Format::kJson : Format::kText,
               .raw = FLAGS_raw,
               .stdout_tty = isatty(STDOUT_FILENO) == 1,
-              .usage_ref = argc > 1 ? "see kvcli --help" : "type help"},
+              .usage_ref = argc > 1 ? "see kvcli --help" : "type help",
+              .flush = !script,
+              .quiet = FLAGS_pipe},
              std::cout, std::cerr);
 
+  if (script) {
+    return RunScript(&session, &out, FLAGS_file.empty() ? std::cin : file,
+                     {.batch_lines = FLAGS_pipeline,
+                      .summary = FLAGS_pipe ? &std::cout : nullptr});
+  }
   if (argc > 1) {
     std::vector<Token> line;
     for (int i = 1; i < argc; i++) line.push_back(ArgToken(argv[i]));
     bool quit = false;
     return RunCommand(&session, &out, line, &quit);
   }
-  if (isatty(STDIN_FILENO) != 1) return RunScript(&session, &out, std::cin);
   std::string history = FLAGS_history.empty()     ? DefaultHistoryPath()
                         : FLAGS_history == "none" ? ""
                                                   : FLAGS_history;

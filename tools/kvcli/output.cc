@@ -130,8 +130,15 @@ std::string Output::Value(std::string_view bytes) const {
 
 std::string Output::Item(std::string_view bytes) const { return Quote(bytes); }
 
+void Output::Flush() {
+  out_ << std::flush;
+  err_ << std::flush;
+}
+
 int Output::Print(std::string_view command, const Reply& r) {
   const int code = r.exit_code >= 0 ? r.exit_code : ExitCodeFor(r.status);
+  const bool failed = !r.status.ok() || code != 0;
+  if (options_.quiet && !failed) return code;
   if (json()) {
     std::string line = "{\"command\":" + JsonQuote(command) + ",\"status\":" +
                        JsonQuote(StatusCodeName(r.status.code()));
@@ -142,26 +149,40 @@ int Output::Print(std::string_view command, const Reply& r) {
     if (!r.status.ok() && !r.hint.empty()) {
       line += ",\"hint\":" + JsonQuote(r.hint);
     }
-    out_ << line << "}\n" << std::flush;
+    if (line_ != 0 && !r.status.ok() && !r.status.IsNotFound())
+      line += ",\"line\":" + std::to_string(line_);
+    out_ << line << "}\n";
+    if (options_.flush) out_ << std::flush;
     return code;
   }
+  const std::string where =
+      line_ != 0 ? "line " + std::to_string(line_) + ": " : "";
   if (r.status.ok() || (r.status.IsNotFound() && !r.text.empty())) {
+    // A reply that is ok overall but carries per-key errors (mput, del of
+    // several keys) prints them in its text; quiet mode prints it whole.
     out_ << r.text;
     if (r.newline) out_ << "\n";
-    out_ << std::flush;
+    if (options_.flush) out_ << std::flush;
+    if (!r.note.empty()) {
+      out_ << std::flush;
+      err_ << where << r.note << "\n";
+      if (options_.flush) err_ << std::flush;
+    }
     return code;
   }
   if (r.status.IsNotFound() && r.exit_code < 0) {
-    (options_.stdout_tty ? out_ : err_) << "(not found)\n" << std::flush;
+    std::ostream& s = options_.stdout_tty ? out_ : err_;
+    s << (options_.stdout_tty ? "" : where) << "(not found)\n";
+    if (options_.flush) s << std::flush;
     return code;
   }
-  err_ << "error: " << r.status.ToString();
+  err_ << where << "error: " << r.status.ToString();
   if (r.usage && !options_.usage_ref.empty()) {
     err_ << " (" << options_.usage_ref << ")";
   }
   err_ << "\n";
   if (!r.hint.empty()) err_ << "hint: " << r.hint << "\n";
-  err_ << std::flush;
+  if (options_.flush) err_ << std::flush;
   return code;
 }
 

@@ -10,13 +10,14 @@
 // (controls, invalid UTF-8): then in the "…" form with \xHH escapes that
 // `put` reads back. --raw: the value's bytes exactly, no newline added.
 // JSON: {"command":…,"status":"ok"|"not_found"|code, fields…, "error":…,
-// "hint":…}; byte strings are "name":"utf-8 text" when valid UTF-8, else
-// "name_base64":"…".
+// "hint":…, "line":N (script mode, errors)}; byte strings are
+// "name":"utf-8 text" when valid UTF-8, else "name_base64":"…".
 //
 // Thread-safety: one Output per thread.
 #ifndef KV_TOOLS_KVCLI_OUTPUT_H_
 #define KV_TOOLS_KVCLI_OUTPUT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -35,6 +36,12 @@ struct OutputOptions {
   // Text mode: appended as " (…)" to a usage error (Reply::usage): where
   // to read how the command is typed.
   std::string_view usage_ref = "type help";
+  // Flush after every reply (a shell, one-shot); script mode flushes
+  // after each batch instead (Flush()), which is what makes it fast.
+  bool flush = true;
+  // kvcli --pipe: successful replies are not printed (errors and "(not
+  // found)" still are), as redis-cli --pipe.
+  bool quiet = false;
 };
 
 // "…" JSON string of UTF-8 text (invalid bytes become U+FFFD).
@@ -69,6 +76,7 @@ struct Reply {
   bool newline = true;  // text mode: end `text` with a newline
   JsonFields json;      // json mode: fields besides command/status/error
   int exit_code = -1;   // -1: from status (ExitCodeFor)
+  std::string note;     // text mode: a line for stderr, also when ok
   bool usage = false;   // a usage error: one line, then usage_ref
 };
 
@@ -90,6 +98,16 @@ class Output {
   // Writes the reply of `command`; returns its exit code.
   int Print(std::string_view command, const Reply& reply);
 
+  // Text mode: writes `text` to stdout now, before the reply (a scan's
+  // items as they are found, so a long listing streams).
+  void Stream(std::string_view text) { out_ << text; }
+
+  // Script mode: the input line the next replies belong to (0: none).
+  // Text errors and "(not found)" on stderr then start "line N: ", JSON
+  // error replies carry "line":N.
+  void set_line(size_t line) { line_ = line; }
+  void Flush();
+
   const OutputOptions& options() const { return options_; }
   bool json() const { return options_.format == Format::kJson; }
 
@@ -97,6 +115,7 @@ class Output {
   OutputOptions options_;
   std::ostream& out_;
   std::ostream& err_;
+  size_t line_ = 0;
 };
 
 }  // namespace kv::kvcli

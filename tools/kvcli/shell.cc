@@ -205,15 +205,4 @@ int RunInteractive(Session* session, Output* out,
   return 0;
 }
 
-int RunScript(Session* session, Output* out, std::istream& in) {
-  int worst = 0;
-  bool quit = false;
-  std::string line;
-  while (!quit && std::getline(in, line)) {
-    const int rc = RunLine(session, out, line, &quit);
-    if (rc > worst) worst = rc;
-  }
-  return worst;
-}
-
 }  // namespace kv::kvcli

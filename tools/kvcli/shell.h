@@ -1,12 +1,10 @@
-// kvcli's line loops: the interactive shell (libedit: line editing,
-// history, tab completion of commands) and script mode (commands read
-// from a non-terminal stdin: no prompt, no history).
+// kvcli's interactive shell (libedit: line editing, history, tab
+// completion of commands). Script mode is script.h.
 //
 // Thread-safety: libedit keeps global state; run one shell per process.
 #ifndef KV_TOOLS_KVCLI_SHELL_H_
 #define KV_TOOLS_KVCLI_SHELL_H_
 
-#include <istream>
 #include <string>
 
 #include "output.h"
@@ -24,11 +22,6 @@ std::string DefaultHistoryPath();
 // it (mode 0600; "" keeps no history). Returns 0.
 int RunInteractive(Session* session, Output* out,
                    const std::string& history_path);
-
-// Runs every line of `in` (lines starting with # are comments) until its
-// end or quit/exit; a line that does not tokenize is a usage error. Returns
-// the highest exit code of its commands (0 when all succeeded).
-int RunScript(Session* session, Output* out, std::istream& in);
 
 }  // namespace kv::kvcli
 

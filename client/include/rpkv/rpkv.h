@@ -296,6 +296,68 @@ RPKV_API int rpkv_put_if_version(rpkv* db, const void* key, size_t key_len,
 RPKV_API int rpkv_delete_if_version(rpkv* db, const void* key, size_t key_len,
                                     uint64_t expected_version);
 
+/*
+ * Atomic read-modify-write (kv::Client::IncrBy / Append): read the value
+ * and its version, write the new value only if the key is unchanged, and
+ * on a conflict (another writer got there first) read again and retry
+ * after a short random pause. After max_conflicts conflicts in a row
+ * (kv::ClientOptions::max_conflicts, 100) the call returns RPKV_E_BUSY and
+ * changed nothing. Durable on RPKV_OK.
+ */
+/* Adds delta to the key's value, a signed 64-bit decimal integer ("-12";
+ * an absent key counts as 0), and stores *value (may be NULL) = the new
+ * value; *value is 0 on any other return. RPKV_E_INVAL also when the value
+ * is not such an integer or the sum overflows (nothing written). */
+RPKV_API int rpkv_incrby(rpkv* db, const void* key, size_t key_len,
+                         int64_t delta, int64_t* value);
+/* Appends suffix[0..suffix_len) (NULL when suffix_len is 0) to the value
+ * (an absent key counts as empty); *new_len (may be NULL) = the value's new
+ * length, 0 on any other return. RPKV_E_INVAL also when the result would
+ * exceed rpkv_max_value_size(db). */
+RPKV_API int rpkv_append(rpkv* db, const void* key, size_t key_len,
+                         const void* suffix, size_t suffix_len,
+                         size_t* new_len);
+/* ---------------------------------------------------------------------- */
+/* scans                                                                   */
+/* ---------------------------------------------------------------------- */
+/*
+ * Called by rpkv_scan for each key of a page, on the calling thread. key
+ * and value are the library's, valid only during the call: copy what you
+ * keep. It must not call rpkv functions on the same handle.
+ */
+typedef void (*rpkv_scan_fn)(void* arg, const void* key, size_t key_len,
+                             const void* value, size_t value_len);
+/*
+ * One page of a cursor scan, as Redis SCAN (kv::Client::ScanPage): from
+ * `cursor` (0 starts a scan) examines the keyspace's index in hash order
+ * (not sorted) and calls fn for the live keys that start with
+ * prefix[0..prefix_len) (prefix_len 0: every key), until about `count`
+ * keys were given (0: 100; a page may hold up to 31 more). On RPKV_OK,
+ * *next_cursor is the cursor of the next page, 0 when the scan is
+ * complete:
+ *
+ *   uint64_t cursor = 0;
+ *   do {
+ *     if (rpkv_scan(db, cursor, "user:", 5, 100, fn, arg, &cursor) != 0)
+ *       break;  // rpkv_errmsg(db) says why
+ *   } while (cursor != 0);
+ *
+ * The cursor is a position in the index held by the caller (the server
+ * keeps no state). A key present from the first page to the last is
+ * given at least once unless an update moved its slot across a page
+ * boundary meanwhile; a key being updated may be given twice; keys written
+ * meanwhile may or may not appear. No snapshot is promised.
+ *
+ * Returns RPKV_OK, or:
+ *  - RPKV_E_INVAL: db, fn or next_cursor NULL; prefix NULL with
+ *    prefix_len > 0; a cursor that is not one of this keyspace's.
+ *  - errors as rpkv_get.
+ * On any return other than RPKV_OK *next_cursor is 0: check the return
+ * code, not only the cursor.
+ */
+RPKV_API int rpkv_scan(rpkv* db, uint64_t cursor, const void* prefix,
+                       size_t prefix_len, size_t count, rpkv_scan_fn fn,
+                       void* arg, uint64_t* next_cursor);
 /* ---------------------------------------------------------------------- */
 /* memory, messages, information                                           */
 /* ---------------------------------------------------------------------- */

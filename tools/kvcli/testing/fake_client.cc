@@ -76,6 +76,10 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& o) {
 
 Status Client::Put(std::string_view key, std::string_view value,
                    const WriteOptions& o) {
+  if (key.empty() || key.size() > 1024) {
+    return Status::InvalidArgument("key of " + std::to_string(key.size()) +
+                                   " bytes: a key is 1..1024 bytes");
+  }
   if (value.size() > kMaxValue) {
     return Status::InvalidArgument("value of " + std::to_string(value.size()) +
                                    " bytes is over the keyspace's limit of " +
@@ -131,13 +135,38 @@ Status Client::Scan(
   return Status::Ok();
 }
 
+// The cursor is a position in the map's order (a fake's "hash order").
+Result<uint64_t> Client::ScanPage(
+    uint64_t cursor, std::string_view prefix, size_t count,
+    const std::function<void(std::string_view, std::string_view)>& fn) {
+  const auto& m = Keys(options_);
+  if (cursor > m.size()) return Status::InvalidArgument("bad scan cursor");
+  uint64_t at = 0;
+  size_t n = 0;
+  for (const auto& [k, v] : m) {
+    if (at++ < cursor) continue;
+    if (k.compare(0, prefix.size(), prefix) == 0) {
+      fn(k, v);
+      n++;
+    }
+    if (n >= (count == 0 ? 100 : count)) return at < m.size() ? at : 0;
+  }
+  return uint64_t{0};
+}
+
 Result<std::string> Client::Info(InfoTopic topic) {
   switch (topic) {
     case InfoTopic::kKeyspaces:
       return std::string("default\nmissing\nsecret\n");
     case InfoTopic::kStats:
-      return std::string("connections 1\nputs " + std::to_string(g_sequence) +
-                         "\n");
+      return std::string(
+          "connections 1\nputs " + std::to_string(g_sequence) + "\nkeyspace." +
+          options_.keyspace + ".keys " + std::to_string(Keys(options_).size()) +
+          "\nkeyspace." + options_.keyspace +
+          ".log_bytes_used 65536\nkeyspace." + options_.keyspace +
+          ".log_bytes 1048576\nkeyspace." + options_.keyspace +
+          ".index_slots_used " + std::to_string(Keys(options_).size()) +
+          "\nkeyspace." + options_.keyspace + ".index_slots 1024\n");
     case InfoTopic::kServer:
       return std::string("provider fake\ngranularity memory\n");
   }

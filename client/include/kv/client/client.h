@@ -57,6 +57,9 @@ struct ClientOptions {
   uint32_t max_inflight = 32;
   // Slot locations remembered for one-round-trip gets (0: no cache).
   size_t slot_cache_entries = 65536;
+  // IncrBy/Append: conditional writes that lost to another writer, in a
+  // row, before the call gives up with busy (at least 1).
+  uint32_t max_conflicts = 100;
 };
 
 // What a successful write or read tells about the key's version: the
@@ -155,18 +158,58 @@ class Client {
   // ok(true/false) or an error as Get.
   Result<bool> Exists(std::string_view key);
 
+  // Atomic read-modify-write, built on conditional writes: read the value
+  // and its version, write the new value only if the key is still at that
+  // version (or, when it was absent, still absent), and on a conflict —
+  // another writer got there first — read again and retry, after a short
+  // random pause that grows with each conflict (at most 1 ms). After
+  // options().max_conflicts conflicts in a row the call fails with busy
+  // ("… conflicting writes in a row …"), nothing changed by it. Durable on
+  // ok, like Put.
+  //
+  // IncrBy: the value is a signed 64-bit decimal integer ("-12"; an
+  // absent key counts as 0); returns the new value. invalid_argument when
+  // the value is not such an integer or the sum overflows (nothing is
+  // written). Incr is IncrBy(key, 1).
+  Result<int64_t> IncrBy(std::string_view key, int64_t delta);
+  Result<int64_t> Incr(std::string_view key) { return IncrBy(key, 1); }
+  // Appends `suffix` to the value (an absent key counts as ""); returns
+  // the new length. invalid_argument when the result would exceed the
+  // keyspace's max_value_size.
+  Result<uint64_t> Append(std::string_view key, std::string_view suffix);
+
   // Runs every operation of the batch, many in flight; returns ok when the
   // batch ran (each operation's own status is in batch->result(i)), or the
   // connection error that stopped it (operations not run say so).
   Status Execute(Batch* batch);
 
-  // Calls fn for every live key with a prefix (unordered), up to `limit`
-  // keys (0: no limit), by one-sided reads of the whole index and the
-  // records it names. A consistent snapshot is not promised: keys written
-  // meanwhile may or may not appear.
+  // Calls fn for every live key with a prefix, up to `limit` keys (0: no
+  // limit; fn returning false stops too), by one-sided reads of the whole
+  // index and the records it names. Order: the index's (hash order, not
+  // sorted). A consistent snapshot is not promised: keys written meanwhile
+  // may or may not appear; each key is given at most once.
   Status Scan(std::string_view prefix, size_t limit,
               const std::function<bool(std::string_view key,
                                        std::string_view value)>& fn);
+
+  // One page of a cursor scan, as Redis SCAN: examines the index from
+  // `cursor` (0: the start) in hash order and calls fn for the live keys
+  // with the prefix, until about `count` keys were given (0: 100). Count
+  // is a hint: a page ends after a batch of record reads, so it may hold
+  // up to 31 more. Returns the cursor of the next page, 0 when the whole
+  // index has been examined. The cursor is a slot number of the index,
+  // kept by the caller (no server state). A key present from the first
+  // page to the last is given at least once, unless an update of it (or
+  // the cleaner) moved its slot meanwhile from the bucket after a page
+  // boundary to the one before (a key lives in one of two neighbouring
+  // buckets); a key being updated may be given twice (dedupe if it
+  // matters, as with SCAN). Keys written meanwhile may or may not appear.
+  // Errors: invalid_argument (a cursor that is not of this keyspace's
+  // index), and those of Get.
+  Result<uint64_t> ScanPage(
+      uint64_t cursor, std::string_view prefix, size_t count,
+      const std::function<void(std::string_view key, std::string_view value)>&
+          fn);
 
   // Server-side information as "name value" lines: kStats (connections,
   // puts, deletes, commits, refills, refusals, cleaner runs, per-keyspace

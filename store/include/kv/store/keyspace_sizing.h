@@ -53,6 +53,16 @@ inline uint64_t DefaultLogSize(uint64_t largest_free,
   return log >= kMinSegments * o.segment_size ? log : 0;
 }
 
+// The smallest pool that holds one keyspace of `index_capacity` keys and
+// `segment_size` segments with its default log (DefaultLogSize: half of
+// the largest free extent, less the index, must hold kMinSegments
+// segments). The one rule for kvserver's --pool_size (its default
+// keyspace) and kvadmin create's --size.
+inline uint64_t MinPoolSizeFor(uint64_t index_capacity, uint64_t segment_size) {
+  const uint64_t index = IndexRegionBytes(index_capacity);
+  return pool_format::kDataOffset + 2 * (index + kMinSegments * segment_size);
+}
+
 }  // namespace kv::store
 
 #endif  // KV_STORE_KEYSPACE_SIZING_H_

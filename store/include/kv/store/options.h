@@ -65,6 +65,16 @@ struct KeyspaceStats {
   uint32_t open_segments = 0;  // granted to a writer
   uint32_t sealed_segments = 0;
   uint32_t quarantined_segments = 0;  // freed, waiting out the grace period
+  // Capacity: the log's size and the bytes of its segments that are not
+  // free (open, sealed or quarantined: what a writer cannot be granted
+  // until the cleaner frees it), and the index's slots and those holding
+  // a key (= keys: a key holds one slot, two for a moment while it is
+  // updated). A put can fail with no_space before every slot is used: a
+  // key's slot must be in one of its two home buckets.
+  uint64_t log_bytes = 0;
+  uint64_t log_bytes_used = 0;
+  uint64_t index_slots = 0;
+  uint64_t index_slots_used = 0;
 };
 
 // What Check() found; ok() when no problem was found.

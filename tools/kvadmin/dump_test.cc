@@ -1,0 +1,158 @@
+// kvadmin dump / load: a backup of keys and values that comes back whole
+// into a fresh pool (binary keys and values included), refuses a corrupted
+// file naming the frame's offset (loading nothing), and never merges into
+// a keyspace that holds keys.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "dump_format.h"
+#include "kv/store/pool.h"
+#include "kv/store/writer.h"
+#include "kvadmin_test_util.h"
+
+namespace kv::kvadmin {
+namespace {
+
+using testing::Kvadmin;
+using testing::Outcome;
+using testing::ReadFile;
+using DumpTest = testing::KvadminDirTest;
+
+std::map<std::string, std::string> Contents(const std::string& pool,
+                                            const std::string& keyspace) {
+  std::map<std::string, std::string> m;
+  store::PoolOptions o;
+  o.read_only = true;
+  auto p = store::Pool::Open(pool, o);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  if (!p.ok()) return m;
+  auto ks = (*p)->GetKeyspace(keyspace);
+  EXPECT_TRUE(ks.ok()) << keyspace;
+  if (!ks.ok()) return m;
+  EXPECT_TRUE((*ks)
+                  ->ForEach([&](const record_format::RecordView& v) {
+                    m[std::string(v.key)] = std::string(v.value);
+                    return true;
+                  })
+                  .ok());
+  return m;
+}
+
+class DumpLoadTest : public DumpTest {
+ protected:
+  void SetUp() override {
+    DumpTest::SetUp();
+    ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=64M").code, 0);
+    ASSERT_EQ(Kvadmin("keyspace create --pool=" + pool_ +
+                      " --keyspace=a --segment_size=1M --index_capacity=4096"
+                      " --max_value_size=64K")
+                  .code,
+              0);
+    auto p = store::Pool::Open(pool_);
+    ASSERT_TRUE(p.ok());
+    auto ks = (*p)->GetKeyspace("a");
+    ASSERT_TRUE(ks.ok());
+    store::Writer w(*ks);
+    for (int i = 0; i < 500; i++) {
+      std::string k = "key" + std::to_string(i), v(i % 300, 'v');
+      if (i % 7 == 0) k += std::string("\0\xff\n", 3);  // binary-safe
+      if (i % 5 == 0) v = std::string("\0\x01 value\n", 9) + v;
+      ASSERT_TRUE(w.Put(k, v).ok());
+      want_[k] = v;
+    }
+    ASSERT_TRUE(w.Put("gone", "x").ok());
+    ASSERT_TRUE(w.Delete("gone").ok());
+  }
+  std::map<std::string, std::string> want_;
+};
+
+TEST_F(DumpLoadTest, ABackupComesBackWholeIntoAFreshPool) {
+  const std::string file = dir_ + "/a.dump";
+  Outcome r = Kvadmin("dump --pool=" + pool_ + " --out=" + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("dumped 1 keyspaces, 500 keys"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(std::filesystem::exists(file + ".tmp"));
+  // A second dump to the same file is refused.
+  EXPECT_EQ(Kvadmin("dump --pool=" + pool_ + " --out=" + file).code, 1);
+
+  const std::string fresh = dir_ + "/fresh";
+  ASSERT_EQ(Kvadmin("create --pool=" + fresh + " --size=64M").code, 0);
+  r = Kvadmin("load --pool=" + fresh + " --in=" + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("loaded 1 keyspaces, 500 keys"), std::string::npos);
+  EXPECT_EQ(Contents(fresh, "a"), want_);
+  // Loading again would merge: refused, nothing loaded.
+  r = Kvadmin("load --pool=" + fresh + " --in=" + file);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("keyspace 'a' already holds 500 keys; load into a "
+                       "fresh pool or keyspace"),
+            std::string::npos)
+      << r.out;
+  // Into another, fresh keyspace of the same pool.
+  r = Kvadmin("load --pool=" + fresh + " --in=" + file + " --keyspace=b");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Contents(fresh, "b"), want_);
+}
+
+TEST_F(DumpLoadTest, ACorruptedDumpIsRefusedNamingTheOffset) {
+  const std::string file = dir_ + "/a.dump";
+  ASSERT_EQ(Kvadmin("dump --pool=" + pool_ + " --out=" + file).code, 0);
+  const std::string good = ReadFile(file);
+  const std::string fresh = dir_ + "/fresh";
+  ASSERT_EQ(Kvadmin("create --pool=" + fresh + " --size=64M").code, 0);
+
+  // Find the frame that holds byte `at`, walking the frames.
+  auto frame_at = [&](size_t at) {
+    size_t off = dump::kHeaderBytes;
+    while (true) {
+      uint32_t len = 0;
+      std::memcpy(&len, good.data() + off + 1, 4);
+      const size_t next = off + 5 + len + 4;
+      if (at < next) return off;
+      off = next;
+    }
+  };
+  const size_t flip = good.size() / 2;
+  std::string bad = good;
+  bad[flip] ^= 0x40;
+  {
+    std::ofstream f(file, std::ios::binary | std::ios::trunc);
+    f << bad;
+  }
+  Outcome r = Kvadmin("load --pool=" + fresh + " --in=" + file);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("corruption: dump " + file + ": frame at offset " +
+                       std::to_string(frame_at(flip)) +
+                       ": checksum mismatch; nothing was loaded"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(Kvadmin("keyspace list --pool=" + fresh).out.find("a\tid="),
+            std::string::npos);  // nothing created
+
+  // Cut short: no end frame.
+  {
+    std::ofstream f(file, std::ios::binary | std::ios::trunc);
+    f << good.substr(0, good.size() - 30);
+  }
+  r = Kvadmin("load --pool=" + fresh + " --in=" + file);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("truncated"), std::string::npos) << r.out;
+  // Not a dump at all.
+  {
+    std::ofstream f(file, std::ios::binary | std::ios::trunc);
+    f << "hello, this is no dump file";
+  }
+  r = Kvadmin("load --pool=" + fresh + " --in=" + file);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("header: bad magic (not a kvadmin dump)"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace kv::kvadmin
