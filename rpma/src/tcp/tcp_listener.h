@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "provider/provider.h"
-#include "tcp/engine.h"
+#include "tcp/progress_engine.h"
 
 namespace rpma::prov::tcp {
 
@@ -21,8 +21,8 @@ class MrTable;
 class ListenSocket : public Handler,
                      public std::enable_shared_from_this<ListenSocket> {
  public:
-  ListenSocket(int fd, Engine* engine, MrTable* mrs, const DeviceCaps& caps,
-               std::shared_ptr<CmQueue> queue);
+  ListenSocket(int fd, ProgressEngine* engine, MrTable* mrs,
+               const DeviceCaps& caps, std::shared_ptr<CmQueue> queue);
   ~ListenSocket() override;
   void OnEvent(uint32_t events) override;
   // Resumes accepting after a pause (see OnEvent).
@@ -39,7 +39,7 @@ class ListenSocket : public Handler,
   std::mutex mu_;
   int fd_;
   uint64_t hid_ = 0;
-  Engine* const engine_;
+  ProgressEngine* const engine_;
   MrTable* const mrs_;
   const DeviceCaps caps_;  // of accepted connections' targets
   std::shared_ptr<CmQueue> queue_;
@@ -55,9 +55,9 @@ class TcpListener : public Listener {
  public:
   // Binds and listens on addr:port; -EINVAL if unresolvable, -EADDRINUSE,
   // -EADDRNOTAVAIL or another negative errno from bind/listen.
-  static int Create(Engine* engine, MrTable* mrs, const DeviceCaps& caps,
-                    const char* addr, const char* port, CmChannel* channel,
-                    std::unique_ptr<Listener>* out);
+  static int Create(ProgressEngine* engine, MrTable* mrs,
+                    const DeviceCaps& caps, const char* addr, const char* port,
+                    CmChannel* channel, std::unique_ptr<Listener>* out);
   ~TcpListener() override;
 
  private:

@@ -21,10 +21,10 @@ int TcpPd::Create(const DeviceCaps& caps, std::unique_ptr<Pd>* out) {
 
 TcpPd::~TcpPd() { engine_.reset(); }
 
-int TcpPd::GetEngine(Engine** out) {
+int TcpPd::GetEngine(ProgressEngine** out) {
   std::lock_guard<std::mutex> lock(engine_mu_);
   if (engine_ == nullptr) {
-    int rc = Engine::Create(&engine_);
+    int rc = ProgressEngine::Create(&engine_);
     if (rc != 0) return rc;
   }
   *out = engine_.get();
@@ -73,7 +73,7 @@ int TcpPd::CreateCq(int cqe, CompletionChannel* channel,
 
 int TcpPd::CreateSrq(uint32_t max_wr, std::unique_ptr<Srq>* out) {
   if (max_wr == 0) return -EINVAL;
-  Engine* engine = nullptr;
+  ProgressEngine* engine = nullptr;
   int rc = GetEngine(&engine);
   if (rc != 0) return rc;
   *out = std::make_unique<TcpSrq>(max_wr, engine);
@@ -86,7 +86,7 @@ int TcpPd::CreateCmChannel(std::unique_ptr<CmChannel>* out) {
 
 int TcpPd::Listen(const char* addr, const char* port, CmChannel* channel,
                   std::unique_ptr<Listener>* out) {
-  Engine* engine = nullptr;
+  ProgressEngine* engine = nullptr;
   int rc = GetEngine(&engine);
   if (rc != 0) return rc;
   return TcpListener::Create(engine, &mrs_, caps_, addr, port, channel, out);
@@ -98,7 +98,7 @@ int TcpPd::CreateActiveId(const char* addr, const char* port, int timeout_ms,
   SockAddr sa;
   int rc = Resolve(addr, port, false, &sa);
   if (rc != 0) return rc;
-  Engine* engine = nullptr;
+  ProgressEngine* engine = nullptr;
   rc = GetEngine(&engine);
   if (rc != 0) return rc;
   // Nothing on the wire until Connect().

@@ -17,7 +17,7 @@
 #include <mutex>
 
 #include "provider/provider.h"
-#include "tcp/engine.h"
+#include "tcp/progress_engine.h"
 #include "tcp/tcp_mr.h"
 
 namespace rpma::prov::tcp {
@@ -52,12 +52,12 @@ class TcpPd : public Pd {
  private:
   explicit TcpPd(const DeviceCaps& caps) : caps_(caps) {}
   // Starts the engine on first use; 0 or a negative errno.
-  int GetEngine(Engine** out);
+  int GetEngine(ProgressEngine** out);
 
   const DeviceCaps caps_;
   MrTable mrs_;
   std::mutex engine_mu_;
-  std::unique_ptr<Engine> engine_;  // guarded by engine_mu_ until set
+  std::unique_ptr<ProgressEngine> engine_;  // guarded by engine_mu_ until set
 };
 
 }  // namespace rpma::prov::tcp

@@ -3,11 +3,11 @@
 
 #include <cerrno>
 
-#include "tcp/engine.h"
+#include "tcp/progress_engine.h"
 
 namespace rpma::prov::tcp {
 
-TcpSrq::TcpSrq(uint32_t max_wr, Engine* engine)
+TcpSrq::TcpSrq(uint32_t max_wr, ProgressEngine* engine)
     : max_wr_(max_wr), engine_(engine) {}
 
 int TcpSrq::PostRecv(const RecvWr& wr) {

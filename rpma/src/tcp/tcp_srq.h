@@ -14,11 +14,11 @@
 
 namespace rpma::prov::tcp {
 
-class Engine;
+class ProgressEngine;
 
 class TcpSrq : public Srq {
  public:
-  TcpSrq(uint32_t max_wr, Engine* engine);
+  TcpSrq(uint32_t max_wr, ProgressEngine* engine);
   int PostRecv(const RecvWr& wr) override;  // -ENOMEM when full
 
   // Takes the oldest receive; false if none is posted.
@@ -29,7 +29,7 @@ class TcpSrq : public Srq {
 
  private:
   const uint32_t max_wr_;
-  Engine* const engine_;
+  ProgressEngine* const engine_;
   std::mutex mu_;
   std::deque<RecvWr> rq_;
 };

@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "log_internal.h"
-#include "tcp/engine.h"
 #include "tcp/frame_reader.h"
 #include "tcp/out_queue.h"
+#include "tcp/progress_engine.h"
 #include "tcp/tcp_mr.h"
 #include "tcp/tcp_qp.h"
 
@@ -21,7 +21,7 @@ uint8_t* Ptr(uint64_t addr) {
 
 }  // namespace
 
-TcpTarget::TcpTarget(MrTable* mrs, Engine* engine, FrameReader* reader,
+TcpTarget::TcpTarget(MrTable* mrs, ProgressEngine* engine, FrameReader* reader,
                      OutQueue* out, const DeviceCaps& caps)
     : mrs_(mrs), engine_(engine), reader_(reader), out_(out), caps_(caps) {}
 

@@ -17,7 +17,7 @@
 
 namespace rpma::prov::tcp {
 
-class Engine;
+class ProgressEngine;
 class FrameReader;
 class MrTable;
 class OutQueue;
@@ -30,8 +30,8 @@ class TcpTarget {
   // native_atomic_write a native FLUSH / ATOMIC_WRITE request is refused
   // the way a NIC without them refuses it (Invalid Request NAK: the
   // requester's WR completes with IBV_WC_REM_INV_REQ_ERR, both QPs fail).
-  TcpTarget(MrTable* mrs, Engine* engine, FrameReader* reader, OutQueue* out,
-            const DeviceCaps& caps);
+  TcpTarget(MrTable* mrs, ProgressEngine* engine, FrameReader* reader,
+            OutQueue* out, const DeviceCaps& caps);
 
   void set_qp(TcpQp* qp) { qp_ = qp; }
   // The Pd whose registrations the peer's requests are checked against
@@ -96,7 +96,7 @@ class TcpTarget {
   static uint64_t ExecuteFlush(const FrameHeader& h, const MrEntry& e);
 
   MrTable* mrs_;
-  Engine* const engine_;
+  ProgressEngine* const engine_;
   FrameReader* const reader_;
   OutQueue* const out_;
   const DeviceCaps caps_;

@@ -233,7 +233,7 @@ TEST_F(ProgressTest, OneSidedReadsAreServedAfterTheWaiterLeaves) {
 
 // The acknowledgement of a message read by a waiting application thread
 // waits for that side's reply, but not for ever: with no reply it goes
-// Engine::kDeferUs (0.5 ms) later, not at the engine's next 50 ms tick.
+// ProgressEngine::kDeferUs (0.5 ms) later, not at the engine's next 50 ms tick.
 TEST_F(ProgressTest, SendCompletesPromptlyWhenThePeerNeverReplies) {
   constexpr int kSends = 20;
   rpma_cq* scq = nullptr;

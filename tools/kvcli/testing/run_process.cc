@@ -22,7 +22,14 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
                          std::chrono::milliseconds timeout) {
   ProcessResult r;
   int in[2], out[2], err[2];
-  if (pipe(in) != 0 || pipe(out) != 0 || pipe(err) != 0) return r;
+  // Close-on-exec: a child started by another thread at the same moment
+  // must not inherit these ends (it would hold this child's stdin open,
+  // and a script-mode kvcli reads to EOF: two such children wait for
+  // each other). dup2 below clears the flag on 0, 1 and 2.
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+      pipe2(err, O_CLOEXEC) != 0) {
+    return r;
+  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

@@ -34,8 +34,8 @@
 // concurrently (there is one engine thread; application threads reach a
 // connection through its own mutex, tcp_conn.h); a handler may be removed
 // while its callback runs (the engine holds a reference meanwhile).
-#ifndef RPMA_TCP_ENGINE_H_
-#define RPMA_TCP_ENGINE_H_
+#ifndef RPMA_TCP_PROGRESS_ENGINE_H_
+#define RPMA_TCP_PROGRESS_ENGINE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -61,7 +61,7 @@ class Handler {
   virtual void OnDeferred() {}
 };
 
-class Engine {
+class ProgressEngine {
  public:
   static constexpr int kTickMs = 50;
   static constexpr int kHandoverMs = 10;
@@ -69,8 +69,8 @@ class Engine {
   static constexpr int64_t kDefaultPollUs = 0;  // block
 
   // Starts the thread. Returns 0 or a negative errno.
-  static int Create(std::unique_ptr<Engine>* out);
-  ~Engine();  // stops and joins the thread, drops remaining handlers
+  static int Create(std::unique_ptr<ProgressEngine>* out);
+  ~ProgressEngine();  // stops and joins the thread, drops remaining handlers
 
   // Registers fd with epoll events; *id names the registration.
   int Add(int fd, uint32_t events, std::shared_ptr<Handler> h, uint64_t* id);
@@ -102,7 +102,7 @@ class Engine {
   int64_t held() const { return held_.load(std::memory_order_relaxed); }
 
  private:
-  Engine() = default;
+  ProgressEngine() = default;
   void Run();
   void RunChecks();
   void RunDeferred();
@@ -131,4 +131,4 @@ class Engine {
 
 }  // namespace rpma::prov::tcp
 
-#endif  // RPMA_TCP_ENGINE_H_
+#endif  // RPMA_TCP_PROGRESS_ENGINE_H_

@@ -1,5 +1,5 @@
-// Progress engine; see engine.h.
-#include "tcp/engine.h"
+// Progress engine; see progress_engine.h.
+#include "tcp/progress_engine.h"
 
 #include <sched.h>
 #include <sys/epoll.h>
@@ -31,19 +31,19 @@ int64_t NowNs() {
 // the default.
 int64_t PollWindowNs() {
   const char* v = std::getenv("RPMA_TCP_POLL_US");
-  if (v == nullptr || *v == '\0') return Engine::kDefaultPollUs * 1000;
+  if (v == nullptr || *v == '\0') return ProgressEngine::kDefaultPollUs * 1000;
   char* end = nullptr;
   long long us = std::strtoll(v, &end, 10);
   if (*end != '\0' || us < 0 || us > 10'000'000) {
     RPMA_LOG_WARNING("tcp: ignoring RPMA_TCP_POLL_US=%s (not 0..10000000)", v);
-    return Engine::kDefaultPollUs * 1000;
+    return ProgressEngine::kDefaultPollUs * 1000;
   }
   return us * 1000;
 }
 }  // namespace
 
-int Engine::Create(std::unique_ptr<Engine>* out) {
-  std::unique_ptr<Engine> e(new Engine());
+int ProgressEngine::Create(std::unique_ptr<ProgressEngine>* out) {
+  std::unique_ptr<ProgressEngine> e(new ProgressEngine());
   e->poll_ns_ = PollWindowNs();
   e->epfd_ = epoll_create1(EPOLL_CLOEXEC);
   if (e->epfd_ < 0) return -errno;
@@ -64,7 +64,7 @@ int Engine::Create(std::unique_ptr<Engine>* out) {
   return 0;
 }
 
-Engine::~Engine() {
+ProgressEngine::~ProgressEngine() {
   if (thread_.joinable()) {
     stop_ = true;
     uint64_t one = 1;
@@ -83,8 +83,8 @@ Engine::~Engine() {
   if (epfd_ >= 0) close(epfd_);
 }
 
-int Engine::Add(int fd, uint32_t events, std::shared_ptr<Handler> h,
-                uint64_t* id) {
+int ProgressEngine::Add(int fd, uint32_t events, std::shared_ptr<Handler> h,
+                        uint64_t* id) {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t my = next_id_++;
   epoll_event ev{};
@@ -96,7 +96,7 @@ int Engine::Add(int fd, uint32_t events, std::shared_ptr<Handler> h,
   return 0;
 }
 
-void Engine::Modify(int fd, uint64_t id, uint32_t events) {
+void ProgressEngine::Modify(int fd, uint64_t id, uint32_t events) {
   epoll_event ev{};
   ev.events = events;
   ev.data.u64 = id;
@@ -105,7 +105,7 @@ void Engine::Modify(int fd, uint64_t id, uint32_t events) {
   }
 }
 
-void Engine::Remove(int fd, uint64_t id) {
+void ProgressEngine::Remove(int fd, uint64_t id) {
   std::shared_ptr<Handler> dropped;  // released outside the lock
   std::lock_guard<std::mutex> lock(mu_);
   epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
@@ -118,7 +118,7 @@ void Engine::Remove(int fd, uint64_t id) {
   handlers_.erase(it);
 }
 
-void Engine::Unwatch(int fd, uint64_t id, uint32_t events) {
+void ProgressEngine::Unwatch(int fd, uint64_t id, uint32_t events) {
   bool first = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -142,7 +142,7 @@ void Engine::Unwatch(int fd, uint64_t id, uint32_t events) {
   }
 }
 
-void Engine::Rewatch(int fd, uint64_t id, uint32_t events) {
+void ProgressEngine::Rewatch(int fd, uint64_t id, uint32_t events) {
   std::lock_guard<std::mutex> lock(mu_);
   if (handlers_.count(id) == 0 || delegated_.erase(id) == 0) return;
   was_ready_.erase(id);
@@ -153,7 +153,7 @@ void Engine::Rewatch(int fd, uint64_t id, uint32_t events) {
   epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
 }
 
-void Engine::DeferFlush(uint64_t id) {
+void ProgressEngine::DeferFlush(uint64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (std::find(deferred_.begin(), deferred_.end(), id) != deferred_.end()) {
     return;
@@ -166,7 +166,7 @@ void Engine::DeferFlush(uint64_t id) {
   timer_armed_ = true;
 }
 
-void Engine::CancelDeferred(uint64_t id) {
+void ProgressEngine::CancelDeferred(uint64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = std::find(deferred_.begin(), deferred_.end(), id);
   if (it == deferred_.end()) return;
@@ -177,15 +177,15 @@ void Engine::CancelDeferred(uint64_t id) {
   timer_armed_ = false;
 }
 
-void Engine::Collect(const std::vector<uint64_t>& ids,
-                     std::vector<std::shared_ptr<Handler>>* out) {
+void ProgressEngine::Collect(const std::vector<uint64_t>& ids,
+                             std::vector<std::shared_ptr<Handler>>* out) {
   for (uint64_t id : ids) {
     auto it = handlers_.find(id);
     if (it != handlers_.end()) out->push_back(it->second);
   }
 }
 
-void Engine::RunChecks() {
+void ProgressEngine::RunChecks() {
   constexpr int kMaxEvents = 256;
   epoll_event evs[kMaxEvents];
   // Only the ready ones come back: a check costs one syscall however many
@@ -207,7 +207,7 @@ void Engine::RunChecks() {
   for (auto& [h, first] : hs) h->OnCheck(first);
 }
 
-void Engine::RunDeferred() {
+void ProgressEngine::RunDeferred() {
   uint64_t v;
   (void)!read(timerfd_, &v, sizeof(v));
   std::vector<std::shared_ptr<Handler>> hs;
@@ -220,13 +220,13 @@ void Engine::RunDeferred() {
   for (auto& h : hs) h->OnDeferred();
 }
 
-void Engine::KickAll() {
+void ProgressEngine::KickAll() {
   kick_ = true;
   uint64_t one = 1;
   (void)!write(wakefd_, &one, sizeof(one));
 }
 
-void Engine::Run() {
+void ProgressEngine::Run() {
   constexpr int kMaxEvents = 64;
   epoll_event evs[kMaxEvents];
   int64_t next_tick = NowMs() + kTickMs;
