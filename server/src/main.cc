@@ -216,12 +216,13 @@ int BuildOptions(kv::server::ServerOptions* out) {
 
 }  // namespace
 
-// Each connection holds three fds on the tcp provider (socket,
-// completion channel, event channel): the soft limit is raised to the hard one, and a limit that
+// Each connection holds four fds on the tcp provider (socket, the
+// completion channel's epoll fd and eventfd, the event channel's
+// eventfd): the soft limit is raised to the hard one, and a limit that
 // cannot hold --max_connections is said at start, not found at the
 // 1,000th client.
 static void RaiseFdLimit(uint32_t max_connections) {
-  constexpr rlim_t kFdsPerConnection = 3;
+  constexpr rlim_t kFdsPerConnection = 4;
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
   if (lim.rlim_cur < lim.rlim_max) {
