@@ -209,28 +209,28 @@ row() {  # row ID "TITLE" OP KEY AIM(le|ge) FACTOR "AIM TEXT" RPKV_SERVER REDIS_
 }
 
 row get1 "get, qd 1, warm, p50 us" read p50_us le 0.3 \
-  "<= 0.3x Redis GET (1 conn)" KV_FILE R_NONE \
+  "<= 0.3x Redis GET" KV_FILE R_NONE \
   "${GET[@]}" --threads=1 --qd=1 -- "${GET[@]}" --threads=1 --qd=1
-row put1 "durable put, qd 1, file pool, p50 us" update p50_us le 0.8 \
-  "<= 0.8x Redis always SET (1 conn)" KV_FILE R_ALWAYS \
+row put1 "durable put, qd 1, file, p50 us" update p50_us le 0.8 \
+  "<= 0.8x Redis always" KV_FILE R_ALWAYS \
   "${PUT[@]}" --threads=1 --qd=1 -- "${PUT[@]}" --threads=1 --qd=1
-row put16 "durable put, 16 in flight, file, ops/s" overall ops_per_sec ge 2 \
-  ">= 2x Redis always, 16 conns" KV_FILE R_ALWAYS \
+row put16 "durable put, 16 flight, file, ops/s" overall ops_per_sec ge 2 \
+  ">= 2x Redis always (16 conns)" KV_FILE R_ALWAYS \
   "${PUT[@]}" --threads=2 --qd=8 -- "${PUT[@]}" --threads=16 --qd=1
-row putcl "put, qd 1, cache-line pool, p50 us" update p50_us le 0.5 \
-  "<= 0.5x Redis SET, no persistence" KV_PMEM R_NONE \
+row putcl "put, qd 1, cache-line, p50 us" update p50_us le 0.5 \
+  "<= 0.5x Redis SET, no persist" KV_PMEM R_NONE \
   "${PUT[@]}" --threads=1 --qd=1 -- "${PUT[@]}" --threads=1 --qd=1
 row getq16 "get, 1 thread, qd 16, ops/s" overall ops_per_sec ge 1 \
-  ">= 1.0x Redis GET, 1 conn, pipeline 16" KV_FILE R_NONE \
+  ">= 1x Redis GET, pipeline 16" KV_FILE R_NONE \
   "${GET[@]}" --threads=1 --qd=16 -- "${GET[@]}" --threads=1 --qd=16
-row ycsbb "YCSB-B, 16 in flight, file pool, ops/s" overall ops_per_sec ge 1 \
-  ">= 1.0x Redis, 16 conns" KV_FILE R_NONE \
+row ycsbb "YCSB-B, 16 flight, file, ops/s" overall ops_per_sec ge 1 \
+  ">= 1x Redis (16 conns)" KV_FILE R_NONE \
   --workload=b "${YCSB[@]}" --threads=2 --qd=8 -- --workload=b "${YCSB[@]}" --threads=16 --qd=1
-row ycsbbcl "YCSB-B, 16 in flight, cache-line, ops/s" overall ops_per_sec ge 1.5 \
-  ">= 1.5x Redis, 16 conns" KV_PMEM R_NONE \
+row ycsbbcl "YCSB-B, 16 flight, cache-line, ops/s" overall ops_per_sec ge 1.5 \
+  ">= 1.5x Redis (16 conns)" KV_PMEM R_NONE \
   --workload=b "${YCSB[@]}" --threads=2 --qd=8 -- --workload=b "${YCSB[@]}" --threads=16 --qd=1
-row ycsba "YCSB-A, 16 in flight, file pool, ops/s" overall ops_per_sec ge 2 \
-  ">= 2x Redis always, 16 conns" KV_FILE R_ALWAYS \
+row ycsba "YCSB-A, 16 flight, file, ops/s" overall ops_per_sec ge 2 \
+  ">= 2x Redis always (16 conns)" KV_FILE R_ALWAYS \
   --workload=a "${YCSB[@]}" --threads=2 --qd=8 -- --workload=a "${YCSB[@]}" --threads=16 --qd=1
 
 # Idle kvserver: no client for 1 s, then its CPU over 3 s.
@@ -291,17 +291,18 @@ done
 {
   echo "rpkv vs Redis, one machine: $(hostname), $(nproc) vCPUs, $(uname -sr), rpkv $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "$(date -u +%Y-%m-%dT%H:%MZ); 127.0.0.1; 16 B keys, 64 B values, $KEYS keys; medians of $RUNS runs of ${DURATION} s (+${WARMUP} s warm-up)"
-  echo "rpkv client waits: poll (busy-polls), block (sleeps on the CQ fd), adapt (polls 50 us, then blocks: the library's default)."
-  echo "Redis: hiredis; 'always' = appendfsync always. File pool: msync (durable). Cache-line pool: what a PMem host costs (NOT durable here)."
-  echo "16 in flight = rpkv 2 threads x qd 8 vs Redis 16 connections. best/r = the best rpkv mode / Redis. met = poll/block/adapt."
-  echo "Limits: round trip p50 (ping): ${LIMITS%, }; msync of 2 mapped pages ${MSYNC_US:-?} us p50;"
-  echo "append+fdatasync (Redis always) ${APPEND_US:-?} us p50; 4 KiB O_DSYNC write ${FLUSH_US:-?} us."
+  echo "rpkv client waits: poll (busy-polls), block (sleeps on the CQ fd), adapt (polls 50 us, then blocks: the default)."
+  echo "Redis: hiredis; 'always' = appendfsync always. File pool: msync (durable)."
+  echo "Cache-line pool: what a PMem host costs (NOT durable here). 16 in flight = rpkv 2 threads x qd 8 vs Redis 16 conns."
+  echo "best/r = the best rpkv mode / Redis; met = poll/block/adapt."
+  echo "Limits: round trip p50 (ping): ${LIMITS%, }"
+  echo "        msync of 2 mapped pages ${MSYNC_US:-?} us p50; append+fdatasync (Redis always) ${APPEND_US:-?} us p50; 4 KiB O_DSYNC ${FLUSH_US:-?} us"
   echo
-  printf '%-40s %8s %8s %8s %8s %6s  %-30s %s\n' row poll block adapt redis best/r aim met
+  printf '%-34s %8s %8s %8s %8s %6s  %-28s %s\n' row poll block adapt redis best/r aim met
   for r in "${ROWS[@]}"; do
     IFS='|' read -r id title op key dir factor aim <<<"$r"
     r_var="VAL_${id}_redis"
-    printf '%-40s' "${title:0:40}"
+    printf '%-34s' "${title:0:34}"
     best=""; mets=()
     for w in "${WAITS[@]}"; do
       v_var="VAL_${id}_$w"
@@ -310,15 +311,16 @@ done
       mets+=("$(met "$ra" "$dir" "$factor")")
       best=$(awk -v b="$best" -v r="$ra" -v d="$dir" 'BEGIN { if (r == "n/a") print b; else if (b == "" || (d == "le" && r < b) || (d == "ge" && r > b)) print r; else print b }')
     done
-    printf ' %8s %6s  %-30s %s\n' "$(fmt "${!r_var}")" "${best:-n/a}" "${aim:0:30}" "$(IFS=/; echo "${mets[*]}")"
+    printf ' %8s %6s  %-28s %s\n' "$(fmt "${!r_var}")" "${best:-n/a}" "${aim:0:28}" "$(IFS=/; echo "${mets[*]}")"
   done
   echo
-  echo "durable put qd 1 vs its floor (msync + the same mode's round trip; aim <= 1.15x): ${FLOORS%, }; met $(IFS=/; echo "${FLOOR_MET[*]}")"
+  echo "durable put qd 1 vs its floor (msync + the same mode's round trip), aim <= 1.15x: met $(IFS=/; echo "${FLOOR_MET[*]}")"
+  echo "  ${FLOORS%, }"
   echo
-  printf '%-40s %8s %8s %8s %8s %6s  %s\n' "CPU us/op (client+server)" poll block adapt redis best/r aim
+  printf '%-34s %8s %8s %8s %8s %6s  %s\n' "CPU us/op (client+server)" poll block adapt redis best/r aim
   for r in "${ROWS[@]}"; do
     IFS='|' read -r id title op key dir factor aim <<<"$r"
-    printf '%-40s' "${title:0:40}"
+    printf '%-34s' "${title:0:34}"
     rv=$(cpu_total "$(eval echo "\${FILE_${id}_redis}")")
     best=""
     for w in "${WAITS[@]}"; do
