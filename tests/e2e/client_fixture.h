@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,21 @@ class ClientTest : public ::testing::Test {
   std::string dir_;
   ServerProcess server_;
 };
+
+// The value of `name` in the server's INFO stats (the test fails when it
+// is missing).
+inline uint64_t StatsValue(Client* c, const std::string& name) {
+  auto text = c->Info(Client::InfoTopic::kStats);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  std::istringstream in(text.ok() ? *text : "");
+  std::string n;
+  uint64_t v = 0;
+  while (in >> n >> v) {
+    if (n == name) return v;
+  }
+  ADD_FAILURE() << "no '" << name << "' in the stats";
+  return 0;
+}
 
 }  // namespace kv::e2e
 

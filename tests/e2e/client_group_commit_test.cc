@@ -13,19 +13,6 @@
 namespace kv::e2e {
 namespace {
 
-uint64_t StatsValue(Client* c, const std::string& name) {
-  auto text = c->Info(Client::InfoTopic::kStats);
-  EXPECT_TRUE(text.ok()) << text.status().ToString();
-  std::istringstream in(text.ok() ? *text : "");
-  std::string n;
-  uint64_t v = 0;
-  while (in >> n >> v) {
-    if (n == name) return v;
-  }
-  ADD_FAILURE() << "no '" << name << "' in the stats";
-  return 0;
-}
-
 // A mixed batch: fresh keys, the same key several times (its puts must
 // apply in order), deletes and conditional puts among the puts.
 void RunMixedBatches(Client* c, std::map<std::string, std::string>* want) {

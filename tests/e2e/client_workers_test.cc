@@ -14,19 +14,6 @@
 namespace kv::e2e {
 namespace {
 
-uint64_t Stat(Client* c, const std::string& name) {
-  auto text = c->Info(Client::InfoTopic::kStats);
-  EXPECT_TRUE(text.ok()) << text.status().ToString();
-  std::istringstream in(text.ok() ? *text : "");
-  std::string n;
-  uint64_t v = 0;
-  while (in >> n >> v) {
-    if (n == name) return v;
-  }
-  ADD_FAILURE() << "no '" << name << "' in the stats";
-  return 0;
-}
-
 class OneWorkerTest : public ClientTest {
  protected:
   std::vector<std::string> ServerFlags() override {
@@ -59,9 +46,9 @@ TEST_F(OneWorkerTest, CommitsOfSeveralSessionsShareCommitPoints) {
   }
   for (std::thread& t : threads) t.join();
   for (int t = 0; t < kClients; t++) EXPECT_EQ(failures[t], 0) << t;
-  const uint64_t commits = Stat(clients[0].get(), "commits");
-  const uint64_t groups = Stat(clients[0].get(), "commit_groups");
-  const uint64_t shared = Stat(clients[0].get(), "commit_groups_shared");
+  const uint64_t commits = StatsValue(clients[0].get(), "commits");
+  const uint64_t groups = StatsValue(clients[0].get(), "commit_groups");
+  const uint64_t shared = StatsValue(clients[0].get(), "commit_groups_shared");
   EXPECT_EQ(commits, uint64_t{kClients} * kRounds * kBatch);
   EXPECT_LT(groups, commits);
   EXPECT_GT(shared, 0u) << "no commit point was shared by two sessions";
