@@ -13,10 +13,10 @@
 //     that was not ok and every value that does not match.
 // Exit: 0 figures printed and nothing wrong, 1 something wrong (a
 // connection refused or dropped, an ack not ok, a wrong value), 2 usage.
+#include <fcntl.h>
 #include <gflags/gflags.h>
 #include <infiniband/verbs.h>
 #include <librpma.h>
-#include <fcntl.h>
 #include <poll.h>
 
 #include <atomic>
