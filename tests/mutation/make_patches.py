@@ -853,7 +853,8 @@ WK='server/src/worker.cc'
 m('worker-budget-ignored', WK,
   '''      if (s->Pump(options_.budget, &handled)) again_.push_back(s);''',
   '''      if (s->Pump(0, &handled)) again_.push_back(s);''',
-  "worker: a session's pass not bounded by --worker_budget (pumped until its CQ is empty)")
+  "worker: a session's pass not bounded by the worker's budget (16 completions; pumped until its CQ is empty)",
+  equivalent="fairness only: every message is handled and answered in the same order either way, and a session's CQ holds at most --max_inflight receives and as many send completions, so its pass is bounded anyway; only the latency of the worker's other sessions differs, which no test can tell without a timed assertion (STYLE: none)")
 m('worker-pass-commits-dropped', WK,
   '''    CommitPass(ready_);
     for (Session* s : ready_) {''',
