@@ -873,7 +873,8 @@ m('worker-reap-keeps-watching', WK,
     (void)epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, s->event_fd(), nullptr);
 ''',
   '''''',
-  "worker: a session destroyed while its fds are still watched (events for a freed session)")
+  "worker: a session destroyed while its fds are still watched (events for a freed session)",
+  equivalent="closing a fd takes it out of every epoll set: a session's CQ and connection-event fds are the provider's per-connection eventfds, closed by rpma_conn_delete in its destructor, so no event can name the freed session (the whole kv_e2e_server_test under ASan with this mutant: clean); the EPOLL_CTL_DELs stay for a provider that shares or dups those fds")
 m('session-pending-hello-not-released', SS,
   '''    env_.pending_hellos->fetch_sub(1, std::memory_order_relaxed);''',
   '''    (void)0;''',
@@ -888,7 +889,8 @@ m('worker-deadlines-not-tracked', WK,
 m('session-ending-skips-drain', SS,
   '''    if (!closed_ && !drained && now < phase_deadline_) return;''',
   '''''',
-  'session: the ending does not wait for posted replies to drain before the disconnect')
+  'session: the ending does not wait for posted replies to drain before the disconnect',
+  equivalent="on the tcp provider: the drain step still runs once (ReapSends, FlushOutbox), and a posted send is written to the socket at once, ahead of the disconnect frame, so the client reads it anyway; a reply left unsent needs all --max_inflight+1 send slots unacknowledged, i.e. a client that takes no replies, which loses them after the 1 s drain too. On verbs a disconnect flushes sends not yet acknowledged: a verbs run would tell it apart")
 m('worker-commits-after-acks', WK,
   '''    results_.clear();
     ks->keyspace->pipeline().Commit(requests_.data(), requests_.size(),
