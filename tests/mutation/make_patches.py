@@ -7,11 +7,12 @@ unified diff of it against the current file, headed by a "What:" line
 judged by another module's tests than its directory's — run.sh picks the
 test binaries by module). Mutants are numbered in the order below: new
 ones go at the end (store 01-35, client 36-76, server 77-140, store's
-commit pipeline from 141), so numbers cited in the
+commit pipeline 141-148, the server's worker model from 149), so numbers cited in the
 READMEs stay. When the store's
 code moves and a patch no longer applies, edit the replacement here and
 rerun: python3 tests/mutation/make_patches.py (the old patches are
-replaced). run.sh reads only the patches.
+replaced, once every replacement matched its source exactly once;
+RPKV_MUTATION_CHECK_ONLY=1 only checks). run.sh reads only the patches.
 """
 import os, re, shutil, subprocess, sys, tempfile
 root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
