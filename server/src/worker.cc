@@ -22,10 +22,10 @@ constexpr uintptr_t kEventTag = 1;
 constexpr size_t kMaxEvents = 256;
 
 // A test failpoint (server/README.md, "Failpoints"): with
-// KVSERVER_FAILPOINT=slow_pass every pass of a worker ends with a 5 ms
-// sleep, so that a client's pipelined messages reach the session
-// together and are handled in one Pump (on an idle machine each arrives
-// alone, and the rules for a batch go untested).
+// KVSERVER_FAILPOINT=slow_pass a worker woken by events sleeps 5 ms
+// before its pass, so that a client's pipelined messages reach the
+// session together and are handled in one Pump (on an idle machine each
+// arrives alone, and the rules for a batch go untested).
 bool SlowPassFailpoint() {
   static const bool on = [] {
     const char* v = std::getenv("KVSERVER_FAILPOINT");
@@ -235,6 +235,7 @@ void Worker::Loop() {
       timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 1000));
     }
     const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
+    if (n > 0 && SlowPassFailpoint()) usleep(5000);
     for (int i = 0; i < n; i++) {
       const auto tag = reinterpret_cast<uintptr_t>(events[i].data.ptr);
       if (tag == 0) {
@@ -265,7 +266,6 @@ void Worker::Loop() {
     }
     ready_.clear();
     pass_++;
-    if (SlowPassFailpoint()) usleep(5000);
     if (options_.spin_us > 0 && !busy_.empty()) Spin();
     RunTimers(Clock::now());
   }

@@ -101,5 +101,34 @@ TEST_F(ServerWorkerMutationTest, InfoBehindQueuedCommitsIsAnsweredLast) {
   }
 }
 
+// Mutant 88: a REFILL pipelined behind COMMITs seals their segment only
+// after their commit point, and is answered after their acks.
+TEST_F(ServerWorkerMutationTest, RefillBehindQueuedCommitsIsAnsweredLast) {
+  StartSlowPasses(
+      {"--workers=1", "--refill_rate=10000", "--refill_burst=1000"});
+  RawClient c;
+  protocol::Accept a;
+  ConnectOk(&c, "default", &a);
+  if (HasFatalFailure()) return;
+  ASSERT_GT(a.grant.size, 0u);
+  protocol::Grant g = a.grant;
+  for (int round = 0; round < 10; round++) {
+    uint64_t tail = g.start;
+    PipelineCommitsThen(&c, a, g, &tail, round, protocol::Type::kRefill,
+                        std::string(1, '\0'));
+    if (HasFatalFailure()) return;
+    std::string last;
+    ExpectAcksThen(&c, round, protocol::Type::kRefillAck, &last);
+    if (HasFatalFailure()) return;
+    protocol::RefillAck ack;
+    ASSERT_TRUE(
+        protocol::DecodeRefillAck(reinterpret_cast<const uint8_t*>(last.data()),
+                                  last.size(), a.segment_size, &ack)
+            .ok());
+    ASSERT_EQ(ack.status, StatusCode::kOk) << ack.message;
+    g = ack.grant;
+  }
+}
+
 }  // namespace
 }  // namespace kv::e2e
