@@ -7,17 +7,16 @@ unified diff of it against the current file, headed by a "What:" line
 judged by another module's tests than its directory's — run.sh picks the
 test binaries by module). Mutants are numbered in the order below: new
 ones go at the end (store 01-35, client 36-76, server 77-140, store's
-commit pipeline from 141), so numbers cited in the
+commit pipeline 141-148, the server's worker model from 149), so numbers cited in the
 READMEs stay. When the store's
 code moves and a patch no longer applies, edit the replacement here and
 rerun: python3 tests/mutation/make_patches.py (the old patches are
-replaced). run.sh reads only the patches.
+replaced, once every replacement matched its source exactly once;
+RPKV_MUTATION_CHECK_ONLY=1 only checks). run.sh reads only the patches.
 """
 import os, re, shutil, subprocess, sys, tempfile
 root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 out = os.path.join(root, 'tests/mutation/patches')
-shutil.rmtree(out, ignore_errors=True)
-os.makedirs(out)
 M = []
 EQ = {}
 MODULE = {}
@@ -511,8 +510,8 @@ m('refill-failure-drops-grant', SM,
   '''''',
   "REFILL refused (busy, no_space): the ack no longer carries the old grant that stays")
 m('refill-before-group-finished', SM,
-  '''  if (m.kind != Kind::kCommit) FinishCommits();''',
-  '''  if (m.kind != Kind::kCommit && m.kind != Kind::kRefill) FinishCommits();''',
+  '''  if (m.kind != Kind::kCommit) FlushQueuedCommits();''',
+  '''  if (m.kind != Kind::kCommit && m.kind != Kind::kRefill) FlushQueuedCommits();''',
   "REFILL seals the old segment before the pending group's commit point")
 MP='server/src/message_parser.cc'
 m('parser-no-hello-first', MP,
@@ -716,16 +715,12 @@ m('ticket-compare-early-exit', TK,
   equivalent='timing only: the answer is the same for every input; a test cannot time it without a timed assertion (STYLE: none)')
 SS='server/src/session.cc'
 m('session-no-hello-timeout', SS,
-  '''      if (left.count() <= 0) {
-        EndWith(End::kHelloTimeout);''',
-  '''      if (false) {
-        EndWith(End::kHelloTimeout);''',
+  '''  } else if (hello_pending_ && now >= hello_deadline_) {''',
+  '''  } else if (false && hello_pending_ && now >= hello_deadline_) {''',
   'session: a connection that never sends HELLO is kept (no --hello_timeout_ms)')
 m('session-no-idle-timeout', SS,
-  '''      if (left.count() <= 0) {
-        EndIdle();''',
-  '''      if (false) {
-        EndIdle();''',
+  '''  } else if (!hello_pending_ && env_.idle_timeout.count() > 0 &&''',
+  '''  } else if (false && !hello_pending_ && env_.idle_timeout.count() > 0 &&''',
   'session: an idle admitted connection is kept (no --idle_timeout_ms)')
 SIO='server/src/session_io.cc'
 m('session-idle-clock-not-reset', SIO,
@@ -786,16 +781,16 @@ m('grant-every-refill-free', GR,
   '''      held_;''',
   'grants: every REFILL of a held grant is free of the rate limit (not only a half-used one)')
 m('grant-commits-not-counted', SM,
-  '''  grant_->Committed(c.segment, c.offset + c.length);
+  '''    grant_->Committed(req->segment, uint64_t{req->offset} + req->length);
 ''',
   '''''',
   "grants: commits not counted: a used-up grant's REFILL is rate-limited too")
 m('grant-refused-commits-counted', SM,
-  '''  Result<store::CommitResult> r =
-      env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);''',
-  '''  grant_->Committed(c.segment, c.offset + c.length);
-  Result<store::CommitResult> r =
-      env_.group_commit ? group_->Add(req) : ks_->keyspace->Commit(req);''',
+  '''  req.fence = grant_.get();
+  if (!env_.group_commit) {''',
+  '''  req.fence = grant_.get();
+  grant_->Committed(c.segment, c.offset + c.length);
+  if (!env_.group_commit) {''',
   "grants: refused COMMITs count toward a free REFILL (a bogus one per REFILL makes every REFILL free)")
 
 # The commit pipeline's stages and commit point (issue 20).
@@ -853,6 +848,78 @@ m('strict-delete-before-durable', KC,
       // The tombstone durable first: no reader sees the key gone before.''',
   'strict mode: a delete clears the slot before the tombstone reached the commit point')
 
+# --- server worker model (from 149): worker threads driving non-blocking
+# sessions (server/src/worker.cc, session*.cc).
+WK='server/src/worker.cc'
+m('worker-budget-ignored', WK,
+  '''      if (s->Pump(options_.budget, &handled)) again_.push_back(s);''',
+  '''      if (s->Pump(0, &handled)) again_.push_back(s);''',
+  "worker: a session's pass not bounded by the worker's budget (16 completions; pumped until its CQ is empty)",
+  equivalent="fairness only: every message is handled and answered in the same order either way, and a session's CQ holds at most --max_inflight receives and as many send completions, so its pass is bounded anyway; only the latency of the worker's other sessions differs, which no test can tell without a timed assertion (STYLE: none)")
+m('worker-pass-commits-dropped', WK,
+  '''    CommitPass(ready_);
+    for (Session* s : ready_) {''',
+  '''    for (Session* s : ready_) {''',
+  "worker: the COMMITs queued in a pass are not committed (no acks until the session's next non-COMMIT message)")
+m('session-reply-timeout-unchecked', SS,
+  '''  if (!outbox_.empty() && now >= outbox_since_ + kReplyTimeout) {''',
+  '''  if (false && !outbox_.empty() && now >= outbox_since_ + kReplyTimeout) {''',
+  'session: a client that takes no replies is kept (the outbox reply timeout not enforced)')
+m('session-replies-out-of-order', SM,
+  '''  if (m.kind != Kind::kCommit) FlushQueuedCommits();''',
+  '''''',
+  "session: queued COMMITs not flushed before a non-COMMIT message (its reply overtakes their acks)")
+m('worker-reap-keeps-watching', WK,
+  '''    (void)epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, s->cq_fd(), nullptr);
+    (void)epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, s->event_fd(), nullptr);
+''',
+  '''''',
+  "worker: a session destroyed while its fds are still watched (events for a freed session)",
+  equivalent="closing a fd takes it out of every epoll set: a session's CQ and connection-event fds are the provider's per-connection eventfds, closed by rpma_conn_delete in its destructor, so no event can name the freed session (the whole kv_e2e_server_test under ASan with this mutant: clean); the EPOLL_CTL_DELs stay for a provider that shares or dups those fds")
+m('session-pending-hello-not-released', SS,
+  '''    env_.pending_hellos->fetch_sub(1, std::memory_order_relaxed);''',
+  '''    (void)0;''',
+  'session: the pending-HELLO count never decremented (--max_pending_hello fills up for good)')
+m('worker-deadlines-not-tracked', WK,
+  '''    for (Session* s : ready_) {
+      next_deadline_ = std::min(next_deadline_, s->NextDeadline());
+    }
+''',
+  '''''',
+  "worker: a session's deadlines after a pass not tracked (the worker sleeps past an ending's, an outbox's deadline)")
+m('session-ending-skips-drain', SS,
+  '''    if (!closed_ && !drained && now < phase_deadline_) return;''',
+  '''''',
+  'session: the ending does not wait for posted replies to drain before the disconnect',
+  equivalent="on the tcp provider: the drain step still runs once (ReapSends, FlushOutbox), and a posted send is written to the socket at once, ahead of the disconnect frame, so the client reads it anyway; a reply left unsent needs all --max_inflight+1 send slots unacknowledged, i.e. a client that takes no replies, which loses them after the 1 s drain too. On verbs a disconnect flushes sends not yet acknowledged: a verbs run would tell it apart")
+m('worker-commits-after-acks', WK,
+  '''    results_.clear();
+    ks->keyspace->pipeline().Commit(requests_.data(), requests_.size(),
+                                    &results_);
+    if (options_.stats != nullptr) {
+      options_.stats->Add(options_.stats->commit_groups);
+      if (members.size() > 1) {
+        options_.stats->Add(options_.stats->commit_groups_shared);
+      }
+    }
+    size_t at = 0;
+    for (Session* s : members) {
+      const size_t n = s->queued_commits();
+      s->CompleteCommits(results_.data() + at);
+      at += n;
+    }''',
+  '''    results_.assign(requests_.size(), store::CommitResult{});
+    size_t at = 0;
+    for (Session* s : members) {
+      const size_t n = s->queued_commits();
+      s->CompleteCommits(results_.data() + at);
+      at += n;
+    }
+    results_.clear();
+    ks->keyspace->pipeline().Commit(requests_.data(), requests_.size(),
+                                    &results_);''',
+  "worker: a pass's COMMITs acked (ok, an empty result) before they are committed")
+
 RF='store/include/kv/record_format.h'
 src = open(os.path.join(root, RF)).read()
 # locate the CRC comparison and the unsealed rule for the two header mutants
@@ -867,6 +934,17 @@ for i,(name,path,old,new,what) in enumerate(M):
         assert old in src
         M[i] = (name,path,old,'if (false && rule == SequenceRule::kUnsealed && h.sequence != 0) {',what)
 
+# Every replacement is checked before the old patches are removed: a
+# mutant that no longer matches its source leaves the folder as it was.
+bad = []
+for name,path,old,new,what in M:
+    c = open(os.path.join(root, path)).read().count(old)
+    if c != 1: bad.append((name, path, c))
+for b in bad: print('%s (%s): the text to replace occurs %d times, not once' % b, file=sys.stderr)
+if bad: sys.exit(1)
+if os.environ.get('RPKV_MUTATION_CHECK_ONLY'): sys.exit(0)
+shutil.rmtree(out, ignore_errors=True)
+os.makedirs(out)
 n = 0
 for idx,(name,path,old,new,what) in enumerate(M, 1):
     full = os.path.join(root, path)

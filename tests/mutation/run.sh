@@ -14,10 +14,10 @@
 # "Module: client" to be judged by the client's tests. A new module is a
 # new MODULE_TESTS entry and patches under its directory; nothing else.
 # Only full test binaries are run (no filters): a kill is never hidden.
-# Server mutants (from 77) run kv_server_unit_test, kv_server_options_test
+# Server mutants (77-140, 149-157) run kv_server_unit_test, kv_server_options_test
 # and kv_e2e_server_test (about 100 s):
 #   RPKV_MUTATION_FAST=1 tests/mutation/run.sh $(cd tests/mutation/patches &&
-#     ls | awk -F- '$1 >= 77 {sub(/\.patch$/, ""); print}')
+#     ls | awk -F- '$1 >= 77 && ($1 <= 140 || $1 >= 149) {sub(/\.patch$/, ""); print}')
 #
 # The working tree is never modified: the sources are copied to
 # $RPKV_MUTATION_DIR/src (default build-mutation/src; tracked and
