@@ -18,6 +18,11 @@
 
 namespace kv::e2e {
 
+// A record as a client writes it (sequence 0), `rec` bytes for a COMMIT.
+inline std::string EncodeTestRecord(uint32_t keyspace_id, std::string_view key,
+                                    std::string_view value,
+                                    bool tombstone = false);
+
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -174,6 +179,62 @@ class ServerTest : public ::testing::Test {
   }
   // After a WELCOME that said reconnect (HELLO admitted): connects `c`
   // again with the WELCOME's ticket and returns that connection's accept.
+  static constexpr int kPipelinedCommits = 8;
+  // Writes kPipelinedCommits records into g from *tail on and sends their
+  // COMMITs (request ids 100...) without waiting, then one message of
+  // `type`/`payload` (id 99).
+  void PipelineCommitsThen(RawClient* c, const protocol::Accept& a,
+                           const protocol::Grant& g, uint64_t* tail_io,
+                           int round, protocol::Type type,
+                           const std::string& payload) {
+    uint64_t tail = *tail_io;
+    for (int i = 0; i < kPipelinedCommits; i++) {
+      const std::string key =
+          "k" + std::to_string(round) + "." + std::to_string(i);
+      std::string rec = EncodeTestRecord(a.keyspace_id, key, "value");
+      ASSERT_TRUE(c->Write(g.write_desc, tail - g.start, rec).ok());
+      protocol::Commit cm;
+      cm.segment = g.segment;
+      cm.grant_id = g.grant_id;
+      cm.offset = tail;
+      cm.length = static_cast<uint32_t>(rec.size());
+      cm.key_hash = index_format::HashKey(key);
+      ASSERT_TRUE(c->SendMessage(protocol::Type::kCommit, CommitPayload(cm),
+                                 static_cast<uint32_t>(100 + i))
+                      .ok());
+      tail += rec.size();
+    }
+    *tail_io = tail;
+    ASSERT_TRUE(c->SendMessage(type, payload, 99).ok());
+  }
+
+  // The kPipelinedCommits COMMIT_ACKs (ok, in order), then the reply to id 99,
+  // whose payload goes to *last.
+  void ExpectAcksThen(RawClient* c, int round, protocol::Type last_type,
+                      std::string* last) {
+    for (int i = 0; i <= kPipelinedCommits; i++) {
+      protocol::Header h;
+      std::string payload;
+      ASSERT_TRUE(c->ReceiveMessage(&h, &payload).ok()) << round << "." << i;
+      if (i < kPipelinedCommits) {
+        ASSERT_EQ(h.type, protocol::Type::kCommitAck)
+            << "round " << round << ": reply " << i
+            << " is not a COMMIT_ACK: a later message overtook the commits";
+        EXPECT_EQ(h.request_id, static_cast<uint32_t>(100 + i));
+        protocol::CommitAck ack;
+        ASSERT_TRUE(protocol::DecodeCommitAck(
+                        reinterpret_cast<const uint8_t*>(payload.data()),
+                        payload.size(), &ack)
+                        .ok());
+        EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
+      } else {
+        ASSERT_EQ(h.type, last_type);
+        EXPECT_EQ(h.request_id, 99u);
+        *last = payload;
+      }
+    }
+  }
+
   protocol::Accept Reconnect(RawClient* c, const protocol::Accept& welcome) {
     EXPECT_EQ(welcome.admit, protocol::Admit::kReconnect) << welcome.reason;
     c->Disconnect();
@@ -191,8 +252,7 @@ class ServerTest : public ::testing::Test {
 
 // A record (sequence 0) as a client writes it.
 inline std::string EncodeTestRecord(uint32_t keyspace_id, std::string_view key,
-                                    std::string_view value,
-                                    bool tombstone = false) {
+                                    std::string_view value, bool tombstone) {
   std::string rec(record_format::RecordSize(key.size(), value.size()), '\0');
   record_format::EncodeRecord(rec.data(), keyspace_id, 0, tombstone, key,
                               value);
