@@ -197,6 +197,8 @@ class Session {
             size_t len);
   // Posts message bytes from a free send slot (there is one).
   void PostSend(const uint8_t* msg, size_t n);
+  // Posts the n bytes already in send slot `slot`, the back of free_send_.
+  void PostSlot(size_t slot, size_t n);
   // Reaps completions without handling receives (deferred); true if a
   // send slot is free.
   bool ReapSends();

@@ -132,9 +132,14 @@ void Session::FlushOutbox() {
 
 void Session::PostSend(const uint8_t* msg, size_t n) {
   const size_t slot = free_send_.back();
-  free_send_.pop_back();
+  uint8_t* dst = buf_ + (recv_slots_ + slot) * kSlot;
+  std::memcpy(dst, msg, n);
+  PostSlot(slot, n);
+}
+
+void Session::PostSlot(size_t slot, size_t n) {
+  free_send_.pop_back();  // slot is its back
   const size_t off = (recv_slots_ + slot) * kSlot;
-  std::memcpy(buf_ + off, msg, n);
   int rc = rpma_send(conn_, mr_, off, n, RPMA_F_COMPLETION_ALWAYS,
                      reinterpret_cast<void*>(kSendBase + slot));
   if (rc) {
@@ -150,14 +155,17 @@ void Session::Send(protocol::Type type, uint32_t request_id,
   protocol::Header h;
   h.type = type;
   h.request_id = request_id;
-  uint8_t msg[protocol::kMaxMessage];
-  const size_t n = protocol::EncodeMessage(h, payload, len, msg);
   if (outbox_.empty() && (!free_send_.empty() || ReapSends())) {
-    PostSend(msg, n);
+    // Encoded straight into the free slot (every reply passes here).
+    const size_t slot = free_send_.back();
+    uint8_t* dst = buf_ + (recv_slots_ + slot) * kSlot;
+    PostSlot(slot, protocol::EncodeMessage(h, payload, len, dst));
     return;
   }
   // No slot free: the reply waits (bounded: kReplyTimeout, then the
   // session ends), and so do the messages after it.
+  uint8_t msg[protocol::kMaxMessage];
+  const size_t n = protocol::EncodeMessage(h, payload, len, msg);
   if (outbox_.empty()) outbox_since_ = Clock::now();
   outbox_.emplace_back(msg, msg + n);
 }

@@ -124,24 +124,23 @@ void Worker::MarkReady(Session* s) {
 
 void Worker::CommitPass(const std::vector<Session*>& sessions) {
   // Sessions grouped by keyspace, in pass order (few keyspaces: a linear
-  // scan beats a map).
-  std::vector<std::pair<OpenKeyspace*, std::vector<Session*>>> groups;
+  // scan beats a map). `sessions` lists each session once (MarkReady).
+  // The groups' vectors are kept from pass to pass: no allocation.
+  for (auto& g : groups_) g.second.clear();
+  size_t used = 0;
   for (Session* s : sessions) {
     if (s->queued_commits() == 0) continue;
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
-      return g.first == s->keyspace();
-    });
-    if (it == groups.end()) {
-      groups.push_back({s->keyspace(), {}});
-      it = groups.end() - 1;
+    size_t g = 0;
+    while (g < used && groups_[g].first != s->keyspace()) g++;
+    if (g == used) {
+      if (used == groups_.size()) groups_.emplace_back();
+      groups_[used++].first = s->keyspace();
     }
-    // A session pumped twice in one pass is listed once.
-    if (std::find(it->second.begin(), it->second.end(), s) ==
-        it->second.end()) {
-      it->second.push_back(s);
-    }
+    groups_[g].second.push_back(s);
   }
-  for (auto& [ks, members] : groups) {
+  for (size_t g = 0; g < used; g++) {
+    OpenKeyspace* const ks = groups_[g].first;
+    const std::vector<Session*>& members = groups_[g].second;
     requests_.clear();
     for (Session* s : members) {
       for (size_t i = 0; i < s->queued_commits(); i++) {

@@ -31,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kv/status.h"
@@ -87,6 +88,9 @@ class Worker {
   std::vector<Session*> ready_;  // this pass
   std::vector<Session*> again_;  // budget ran out: next pass
   std::vector<Session*> busy_;   // the last pass that did work (spin)
+  // CommitPass: sessions by keyspace (reused; entries past the pass's
+  // count are stale).
+  std::vector<std::pair<OpenKeyspace*, std::vector<Session*>>> groups_;
   std::vector<store::CommitRequest> requests_;
   std::vector<Result<store::CommitResult>> results_;
   Clock::time_point next_deadline_ = Clock::time_point::max();
