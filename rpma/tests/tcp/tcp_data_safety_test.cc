@@ -360,14 +360,21 @@ TEST_F(TcpDataTest, DeregistrationDuringRemoteWritesIsSafe) {
     w.wr_id = i;
     ASSERT_EQ(p_.client.qp()->PostSend(w), 0);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  // Deregister as soon as the first bytes have landed (not after a fixed
+  // sleep: on a loaded VM a 2 ms sleep lasted long enough for all 32 MiB).
+  const volatile uint8_t* first = static_cast<const uint8_t*>(tgt);
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (*first != 0x7e && std::chrono::steady_clock::now() < give_up) {
+  }
   tmr.reset();
   ASSERT_EQ(munmap(tgt, kLen), 0);
   auto wc = PollN(p_.client.cq.get(), 8, 10000);
   ASSERT_EQ(wc.size(), 8u);
   bool failed = false;
   for (auto& c : wc) failed |= c.status != IBV_WC_SUCCESS;
-  EXPECT_TRUE(failed);  // 32 MiB cannot all have landed within 2 ms
+  EXPECT_TRUE(failed);  // 32 MiB cannot all land between the first byte
+                        // and the deregistration
 }
 
 TEST_F(TcpDataTest, FlushedWritesNoLongerUseTheirBuffers) {
