@@ -207,6 +207,7 @@ Status Keyspace::Get(std::string_view key, std::string* value,
     const Index::Geometry geo = index_->geometry();
     const uint64_t home = ix::HomeBucket(hash, geo.bucket_count);
     const uint64_t* live = index_->Bucket(home);
+    if (read_hook_) read_hook_();
     // The same algorithm a remote client runs over its copy of the
     // neighbourhood (kv/index_lookup.h); here the records are read in
     // place, so a slot that changed meanwhile means start over.

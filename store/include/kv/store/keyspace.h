@@ -127,6 +127,12 @@ class Keyspace {
   // Tests: the next GrantSegment takes `segment` if it is free (grants
   // take the highest free segment otherwise).
   void PreferSegmentForTesting(uint32_t segment);
+  // Tests: Get calls `hook` after it loaded the index geometry and before
+  // it reads the key's neighbourhood (a growth there is what the readers'
+  // fence is for). Set before concurrent use.
+  void SetReadHookForTesting(std::function<void()> hook) {
+    read_hook_ = std::move(hook);
+  }
   // Tests: the next sequence NextSequence() hands out.
   void SetNextSequenceForTesting(uint64_t next) { next_sequence_.store(next); }
   static constexpr int kEpochShift = 40;
@@ -361,6 +367,7 @@ class Keyspace {
   std::function<Status(uint64_t, uint64_t)> growth_sink_;
   std::atomic<uint64_t> growths_{0};
   std::atomic<int64_t> next_auto_growth_ns_{0};  // steady clock
+  std::function<void()> read_hook_;
   std::unique_ptr<CommitPipeline> pipeline_;
   std::mutex clean_mu_;
   // Old slots that updates cleared without a persist; a grant persists
