@@ -65,8 +65,15 @@ Status Keyspace::MoveRecord(uint64_t* slot, uint64_t old_value,
 Result<uint32_t> Keyspace::Clean(double max_live_ratio, size_t max_segments) {
   if (read_only_) return Status::PermissionDenied("pool opened read-only");
   std::lock_guard<std::mutex> clean_lock(clean_mu_);
-  const std::vector<uint32_t> victims =
-      segments_->PickVictims(max_live_ratio, max_segments);
+  return CleanVictims(segments_->PickVictims(max_live_ratio, max_segments));
+}
+
+Status Keyspace::EvacuateFront(uint32_t end) {
+  std::lock_guard<std::mutex> clean_lock(clean_mu_);
+  return CleanVictims(segments_->PickFront(end)).status();
+}
+
+Result<uint32_t> Keyspace::CleanVictims(const std::vector<uint32_t>& victims) {
   if (victims.empty()) return 0u;
   std::vector<bool> is_victim(segments_->count(), false);
   for (uint32_t v : victims) is_victim[v] = true;

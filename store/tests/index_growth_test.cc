@@ -96,8 +96,8 @@ TEST_F(IndexGrowthTest, AGrownIndexSurvivesACleanReopen) {
     ASSERT_TRUE(ks.ok());
     Writer w(*ks);
     for (int i = 0; i < 3000; i++) {
-      ASSERT_TRUE(w.Put("k" + std::to_string(i), ValueOf(std::to_string(i)))
-                      .ok());
+      ASSERT_TRUE(
+          w.Put("k" + std::to_string(i), ValueOf(std::to_string(i))).ok());
     }
     ASSERT_TRUE(w.Delete("k7").ok());
   }
@@ -273,14 +273,63 @@ TEST_F(IndexGrowthTest, TheIndexTakesTheLogsFirstSegments) {
   const uint64_t index_end =
       info.index_offset + ix::PhysicalBuckets(st.index_buckets) * 64;
   ASSERT_GT(index_end, info.log_offset) << "the index must reach the log";
-  const uint64_t under = (index_end - info.log_offset + info.segment_size - 1) /
-                         info.segment_size;
+  const uint64_t under =
+      (index_end - info.log_offset + info.segment_size - 1) / info.segment_size;
   for (int i = 0; i < 100; i++) {
     auto g = ks_->GrantSegment();
     if (!g.ok()) break;
     EXPECT_GE(g->segment, under);
   }
   EXPECT_GE(st.log_bytes_used, under * info.segment_size);
+}
+
+// The index needs the log's first segments; when records sit there (the
+// log was full once, then keys were deleted), the growth moves them out
+// first instead of saying the log is full.
+TEST_F(IndexGrowthTest, AGrowthMovesRecordsOutOfTheSegmentsItNeeds) {
+  Create(4 << 20);
+  Writer w(ks_);
+  std::vector<std::string> keys;
+  for (int i = 0;; i++) {
+    const std::string k = "k" + std::to_string(i);
+    Result<CommitResult> r = w.Put(k, std::string(200, 'a'));
+    if (!r.ok()) {
+      ASSERT_TRUE(r.status().IsNoSpace()) << r.status().ToString();
+      break;
+    }
+    keys.push_back(k);
+  }
+  // Delete all but every 8th key and compact: the log's first segments
+  // (written last) keep some records.
+  std::map<std::string, std::string> want;
+  for (size_t i = 0; i < keys.size(); i++) {
+    if (i % 8 == 0) {
+      want[keys[i]] = std::string(200, 'a');
+    } else {
+      ASSERT_TRUE(w.Delete(keys[i]).ok());
+    }
+  }
+  ASSERT_TRUE(w.Close().ok());
+  for (int round = 0; round < 100; round++) {
+    Result<uint32_t> cleaned = ks_->Clean(0.5, 4);  // fits the one free
+    ASSERT_TRUE(cleaned.ok()) << cleaned.status().ToString();
+    if (*cleaned == 0) break;
+  }
+  const uint64_t growths = ks_->Stats().index_growths;
+  Writer w2(ks_);
+  for (size_t i = 0; i < keys.size() * 2; i++) {
+    const std::string k = "new" + std::to_string(i);
+    Result<CommitResult> r = w2.Put(k, "n");
+    ASSERT_TRUE(r.ok()) << k << " after " << i << ": " << r.status().ToString();
+    want[k] = "n";
+  }
+  EXPECT_GT(ks_->Stats().index_growths, growths);
+  std::string v;
+  for (const auto& [k, value] : want) {
+    ASSERT_TRUE(ks_->Get(k, &v).ok()) << k;
+    EXPECT_EQ(v, value);
+  }
+  EXPECT_TRUE(pool_->Check().ok()) << pool_->Check().problems[0];
 }
 
 // A growth that cannot record its new geometry changes nothing.

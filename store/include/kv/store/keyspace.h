@@ -279,7 +279,7 @@ class Keyspace {
     uint64_t slot_value = 0;
     bool stored = false;           // kReserved: slot_value is in *slot
     uint64_t* old_slot = nullptr;  // the key's previous slot, or nullptr
-    bool index_full = false;  // kDone, no_space: the neighbourhood is full
+    bool index_full = false;       // kDone, no_space: the neighbourhood is full
     uint64_t index_generation = 0;  // index_full: the geometry decided in
   };
 
@@ -348,6 +348,12 @@ class Keyspace {
                                                  uint64_t older)>& fn) const;
   Status MoveRecord(uint64_t* slot, uint64_t old_value, SegmentGrant* grant,
                     bool* have_grant);
+  // Moves the live records out of `victims` (marked kCleaning); caller
+  // holds clean_mu_. Returns how many were cleaned.
+  Result<uint32_t> CleanVictims(const std::vector<uint32_t>& victims);
+  // Index growth: moves the records out of the sealed segments among the
+  // log's first `end`, so that the grown index can take them.
+  Status EvacuateFront(uint32_t end);
 
   const std::string name_;
   const uint32_t id_;
