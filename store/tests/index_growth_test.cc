@@ -332,6 +332,66 @@ TEST_F(IndexGrowthTest, AGrowthMovesRecordsOutOfTheSegmentsItNeeds) {
   EXPECT_TRUE(pool_->Check().ok()) << pool_->Check().problems[0];
 }
 
+// Seventeen keys of one home bucket: the 17th finds its 16 slots taken
+// long before the load calls for a growth; the index grows and the put is
+// decided again instead of failing.
+TEST_F(IndexGrowthTest, AFullNeighbourhoodGrowsTheIndexAndThePutSucceeds) {
+  auto pool =
+      Pool::CreateOn(MemoryMapping::Zeroed(16 << 20, nullptr), NoGrace());
+  ASSERT_TRUE(pool.ok());
+  pool_ = std::move(*pool);
+  KeyspaceOptions o = GrowingKeyspace(8 << 20);
+  o.index_capacity = 1024;  // 256 buckets: 17 keys are far below the load
+  ks_ = pool_->CreateKeyspace("ks", o).value();
+  ASSERT_EQ(ks_->Stats().index_buckets, 256u);
+  const std::vector<std::string> keys = testing::KeysWithHome(9, 17, 256);
+  Writer w(ks_);
+  for (const std::string& k : keys) {
+    Result<CommitResult> r = w.Put(k, ValueOf(k));
+    ASSERT_TRUE(r.ok()) << k << ": " << r.status().ToString();
+  }
+  EXPECT_GE(ks_->Stats().index_growths, 1u);
+  std::string v;
+  for (const std::string& k : keys) {
+    ASSERT_TRUE(ks_->Get(k, &v).ok()) << k;
+    EXPECT_EQ(v, ValueOf(k));
+  }
+  EXPECT_TRUE(pool_->Check().ok());
+}
+
+// A writer holds the log's first segment: the index cannot take it, so
+// new keys end with no_space naming the full log — and the writer's
+// records there stay intact.
+TEST_F(IndexGrowthTest, ASegmentAWriterHoldsIsNeverTakenByTheIndex) {
+  Create(8 << 20);
+  ks_->PreferSegmentForTesting(0);
+  Writer first(ks_);
+  std::map<std::string, std::string> want;
+  for (int i = 0; i < 20; i++) {
+    const std::string k = "first" + std::to_string(i);
+    want[k] = ValueOf(k);
+    ASSERT_TRUE(first.Put(k, want[k]).ok());
+  }
+  Writer w(ks_);
+  Status last;
+  for (int i = 0; i < 100000 && last.ok(); i++) {
+    const std::string k = "k" + std::to_string(i);
+    Result<CommitResult> r = w.Put(k, ValueOf(k));
+    last = r.status();
+    if (r.ok()) want[k] = ValueOf(k);
+  }
+  ASSERT_TRUE(last.IsNoSpace()) << last.ToString();
+  EXPECT_NE(last.message().find("the index needs segments 0..0"),
+            std::string::npos)
+      << last.ToString();
+  std::string v;
+  for (const auto& [k, value] : want) {
+    ASSERT_TRUE(ks_->Get(k, &v).ok()) << k;
+    EXPECT_EQ(v, value) << k;
+  }
+  EXPECT_TRUE(pool_->Check().ok()) << pool_->Check().problems[0];
+}
+
 // A growth that cannot record its new geometry changes nothing.
 TEST_F(IndexGrowthTest, AGrowthThatCannotCommitChangesNothing) {
   Create(8 << 20);
