@@ -121,6 +121,79 @@ constexpr uint64_t PhysicalBuckets(uint64_t bucket_count) {
   return bucket_count + kProbeBuckets - 1;
 }
 
+// ---------------------------------------------------------------------------
+// The index header and the readers' fence (format 2; docs/format.md,
+// "Index growth").
+//
+// An index grows online by doubling in place: bucket b splits into b and
+// b + bucket_count by one more hash bit, the new buckets being appended
+// after the old ones, so a reader holding the old bucket_count still reads
+// inside the index — but a key whose home moved is no longer where that
+// reader looks. The header tells the reader which geometry is current.
+// It is the first kIndexHeaderSize bytes of the keyspace's read region
+// (read-region offset 0; the index starts kIndexHeaderBytes later):
+//
+//   0 8 word   bits 63..8 generation (1 at create, +1 per growth)
+//              bits  7..0 log2(bucket_count)
+//   8 8 check  ~word (a read that tore across an update fails the check)
+//
+// The fence, for every reader of a remote or local index: a reader may
+// conclude "not found" only after reading the header AFTER the
+// neighbourhood (same queue pair, later in posting order, or a later round
+// trip) and finding the bucket_count it used. A growth copies moved slots
+// into the new buckets first, then publishes the header, then clears the
+// moved slots' old positions; so a reader that still sees its generation
+// in the header read its neighbourhood before anything left it. A slot
+// that a reader does find is the key's current version whatever the
+// geometry (growth never moves a slot backwards, and no commit is
+// acknowledged while a growth runs). A reader that finds another
+// bucket_count adopts it and reads again; index_offset never changes.
+inline constexpr size_t kIndexHeaderSize = 16;
+// Bytes a keyspace's region reserves for the header before the index.
+inline constexpr uint64_t kIndexHeaderBytes = 4096;
+
+struct IndexHeader {
+  uint64_t generation = 0;    // 1..2^56 - 1
+  uint64_t bucket_count = 0;  // power of two
+};
+
+constexpr uint64_t PackIndexWord(const IndexHeader& h) {
+  uint64_t log2 = 0;
+  while ((uint64_t{1} << log2) < h.bucket_count) log2++;
+  return (h.generation << 8) | log2;
+}
+
+constexpr IndexHeader UnpackIndexWord(uint64_t word) {
+  return IndexHeader{word >> 8, uint64_t{1} << (word & 0x3f)};
+}
+
+// Writes the header's 16 bytes (little-endian) into out.
+inline void EncodeIndexHeader(const IndexHeader& h,
+                              uint8_t out[kIndexHeaderSize]) {
+  const uint64_t word = PackIndexWord(h);
+  const uint64_t check = ~word;
+  for (int i = 0; i < 8; i++) {
+    out[i] = static_cast<uint8_t>(word >> (8 * i));
+    out[8 + i] = static_cast<uint8_t>(check >> (8 * i));
+  }
+}
+
+// Decodes header bytes a reader fetched. false when they do not form a
+// valid header: torn across an update (read again), or not a header at
+// all (generation 0, more than 2^40 buckets).
+inline bool DecodeIndexHeader(const uint8_t in[kIndexHeaderSize],
+                              IndexHeader* out) {
+  uint64_t word = 0;
+  uint64_t check = 0;
+  for (int i = 7; i >= 0; i--) {
+    word = (word << 8) | in[i];
+    check = (check << 8) | in[8 + i];
+  }
+  if (check != ~word || (word >> 8) == 0 || (word & 0xff) > 40) return false;
+  *out = UnpackIndexWord(word);
+  return true;
+}
+
 }  // namespace kv::index_format
 
 #endif  // KV_INDEX_FORMAT_H_

@@ -28,8 +28,10 @@ struct PoolOptions {
 };
 
 struct KeyspaceOptions {
-  // Keys the index is sized for; buckets = next power of two of
-  // capacity / 4 (half the slots of a bucket), at least 1.
+  // The index's initial size hint, in keys: buckets = next power of two of
+  // capacity / 4, at least 1. The index doubles online as keys arrive
+  // (growing into the keyspace's log), so this only saves the first few
+  // doublings; the keyspace's capacity is bounded by its log.
   uint64_t index_capacity = 65536;
   // Segment size in bytes: a multiple of 4096, 4 KiB .. 1 GiB, and able to
   // hold a record of the largest key and value.
@@ -75,6 +77,13 @@ struct KeyspaceStats {
   uint64_t log_bytes_used = 0;
   uint64_t index_slots = 0;
   uint64_t index_slots_used = 0;
+  // The index's geometry: it doubles online (docs/format.md, "Index
+  // growth") when index_slots_used passes kGrowLoad of index_slots or a
+  // key's neighbourhood is full. Load factor = index_slots_used /
+  // index_slots.
+  uint64_t index_buckets = 0;      // bucket_count (a power of two)
+  uint64_t index_growths = 0;      // doublings since the keyspace was made
+  uint64_t index_generation = 0;   // growths + 1: what the header publishes
 };
 
 // What Check() found; ok() when no problem was found.
