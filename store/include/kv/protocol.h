@@ -24,7 +24,7 @@
 namespace kv::protocol {
 
 inline constexpr uint32_t kMagic = 0x564b5052;  // "RPKV" little-endian
-inline constexpr uint8_t kVersion = 2;
+inline constexpr uint8_t kVersion = 3;
 // Limits of rdma_cm over InfiniBand/RoCE; the tcp provider enforces them.
 inline constexpr size_t kMaxConnectPdata = 56;
 inline constexpr size_t kMaxAcceptPdata = 196;

@@ -118,8 +118,12 @@ struct ClientStats {
   uint64_t gets_one_round_trip = 0;  // warm: the cached slot was right
   uint64_t gets_cold = 0;            // neighbourhood, then records
   uint64_t get_retries = 0;          // restarts (record moved, slot changed)
-  uint64_t puts = 0, deletes = 0;    // acknowledged by the server
-  uint64_t refills = 0;              // grants replaced
+  // Index growths this client learnt of from the index header (the
+  // readers' fence, docs/protocol.md "Get"); each restarted a get or
+  // extended a scan to the grown index.
+  uint64_t index_refreshes = 0;
+  uint64_t puts = 0, deletes = 0;  // acknowledged by the server
+  uint64_t refills = 0;            // grants replaced
 };
 
 class Connection;
