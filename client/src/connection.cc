@@ -64,17 +64,14 @@ Connection::Connection(const ClientOptions& o) : options_(o) {}
 
 bool Connection::IndexFits(uint64_t bucket_count) const {
   // Numbers from the server's memory are a peer's too: the index they
-  // describe must lie inside the read region and beside the log, never
-  // across it, or a later read would fail the connection (or read log
-  // bytes as slots).
+  // describe must lie inside the read region, or a later read would fail
+  // the connection. (A grown index may cover the log's first segments:
+  // the store hands them to the index, docs/format.md "Index growth".)
   if (bucket_count == 0 || bucket_count > (uint64_t{1} << 40)) return false;
   const uint64_t index_end =
       accept_.index_offset +
       index_format::PhysicalBuckets(bucket_count) * index_format::kBucketSize;
-  const uint64_t log_end = accept_.log_offset + accept_.log_size;
-  const bool overlaps_log =
-      accept_.index_offset < log_end && accept_.log_offset < index_end;
-  return index_end <= read_region_size_ && !overlaps_log;
+  return index_end <= read_region_size_;
 }
 
 Status Connection::AdoptIndexHeader(const index_format::IndexHeader& h) {

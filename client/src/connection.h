@@ -47,9 +47,9 @@ class Connection {
   // Adopts an index header a reader fetched (read-region offset 0,
   // kv/index_format.h) when it is newer than the one known (a higher
   // generation). Returns ok whether or not it was newer. Errors:
-  // corruption when its index would not fit the read region or would
-  // overlap the log (a header no server could have written), or when
-  // it shrinks the index; the geometry is then unchanged.
+  // corruption when its index would not fit the read region or it
+  // shrinks the index (a header no server could have written); the
+  // geometry is then unchanged.
   Status AdoptIndexHeader(const index_format::IndexHeader& h);
   bool failed() const { return !failure_.ok(); }
   const Status& failure() const { return failure_; }
@@ -116,7 +116,7 @@ class Connection {
   Status Reap(std::vector<Event>* events, int* got);
   Status StatusOfAdmission(const protocol::Accept& a) const;
   // Whether an index of bucket_count buckets at the accept's index offset
-  // lies inside the read region and clear of the log.
+  // lies inside the read region.
   bool IndexFits(uint64_t bucket_count) const;
 
   ClientOptions options_;
