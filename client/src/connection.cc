@@ -75,8 +75,15 @@ bool Connection::IndexFits(uint64_t bucket_count) const {
 }
 
 Status Connection::AdoptIndexHeader(const index_format::IndexHeader& h) {
-  if (h.generation <= index_generation_) return Status::Ok();
-  if (h.bucket_count < geometry_.bucket_count || !IndexFits(h.bucket_count)) {
+  // A header behind the geometry in use is not adopted: it was read
+  // before another op's newer header, or before the growth whose bucket
+  // count the accept data already carried was published. The reader
+  // starts over and reads the header again (bounded).
+  if (h.generation <= index_generation_ ||
+      h.bucket_count <= geometry_.bucket_count) {
+    return Status::Ok();
+  }
+  if (!IndexFits(h.bucket_count)) {
     return Status::Corruption(
         "the index header of keyspace '" + options_.keyspace + "' on " +
         server_ + " names " + std::to_string(h.bucket_count) +

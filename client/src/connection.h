@@ -45,11 +45,11 @@ class Connection {
   // object; the reference stays valid for the connection's life.
   const index_lookup::Geometry& geometry() const { return geometry_; }
   // Adopts an index header a reader fetched (read-region offset 0,
-  // kv/index_format.h) when it is newer than the one known (a higher
-  // generation). Returns ok whether or not it was newer. Errors:
-  // corruption when its index would not fit the read region or it
-  // shrinks the index (a header no server could have written); the
-  // geometry is then unchanged.
+  // kv/index_format.h) when it is newer than the geometry in use (a
+  // higher generation and more buckets; an older one is ignored). Returns
+  // ok whether or not it adopted it. Errors: corruption when its index
+  // would not fit the read region (a header no server could have
+  // written); the geometry is then unchanged.
   Status AdoptIndexHeader(const index_format::IndexHeader& h);
   bool failed() const { return !failure_.ok(); }
   const Status& failure() const { return failure_; }

@@ -273,8 +273,11 @@ void Engine::OnConfirmed(Op* op) {
   if (header.bucket_count != op->bucket_count) {
     // The index grew since the op's reads: they prove nothing. Adopt the
     // new geometry (unless another op already adopted a newer one) and
-    // start over there. Growths are rare and each adoption takes the
-    // newest, so the bound only stops a server that keeps changing.
+    // start over there. A header behind the op's geometry (the accept
+    // data had a growth the header did not show yet) is not adopted: the
+    // get starts over and reads the header again. Growths are rare and
+    // each adoption takes the newest, so the bound only stops a server
+    // whose header keeps disagreeing.
     const uint64_t before = geo_.bucket_count;
     Status st = conn_->AdoptIndexHeader(header);
     if (!st.ok()) {
@@ -283,8 +286,9 @@ void Engine::OnConfirmed(Op* op) {
     }
     if (geo_.bucket_count != before) stats_.index_refreshes++;
     if (++op->attempts >= kMaxAttempts) {
-      Finish(op, Status::Busy("get: the keyspace's index kept growing "
-                              "during the get; retry"));
+      Finish(op, Status::Busy("get: the keyspace's index header kept "
+                              "disagreeing with the index read (growing); "
+                              "retry"));
       return;
     }
     RestartGet(op);
