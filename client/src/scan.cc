@@ -10,7 +10,11 @@
 // trip than every index read before it — and, when the index grew,
 // continues to the new end: a key present throughout is never missed, and
 // one that moved from behind the scan to ahead of it is given twice (Scan
-// dedupes; a ScanPage caller may see it on two pages).
+// dedupes; a ScanPage caller may see it on two pages). Within one chunk
+// a moved slot's old place (lower) and new place (higher) are read by the
+// same read; the argument needs it to read lower addresses no later than
+// higher ones, as the tcp provider does (one ascending copy) and an RNIC
+// does in practice (ascending packets).
 #include <cstring>
 #include <mutex>
 #include <string>

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "get_path_fixture.h"
 
@@ -44,15 +45,20 @@ class GetPathFenceTest : public GetPathTest {
       ASSERT_TRUE(b.result(i).status.ok()) << b.result(i).status.ToString();
     }
   }
-  // A key whose home bucket differs under every bucket count of 32 or
-  // more from its home under 16: growth moves it out of the
-  // neighbourhood a 16-bucket reader reads.
-  static std::string MovingKey() {
-    for (int i = 0;; i++) {
+  // Keys whose home bucket differs under every bucket count of 32 or
+  // more from their home under 16 (bit 4 of the home is set): growth
+  // moves them out of the neighbourhood a 16-bucket reader reads.
+  static std::vector<std::string> MovingKeys(size_t n) {
+    std::vector<std::string> keys;
+    for (int i = 0; keys.size() < n; i++) {
       const std::string k = "moving" + std::to_string(i);
-      if (ix::HomeBucket(ix::HashKey(k), 32) >= kInitialBuckets) return k;
+      if (ix::HomeBucket(ix::HashKey(k), 32) >= kInitialBuckets) {
+        keys.push_back(k);
+      }
     }
+    return keys;
   }
+  static std::string MovingKey() { return MovingKeys(1)[0]; }
   // The header bytes a kConfirm round read.
   static ix::IndexHeader HeaderOf(const Op& op, const uint8_t* arena) {
     ix::IndexHeader h;
@@ -93,6 +99,33 @@ TEST_F(GetPathFenceTest, AKeyMovedByAGrowthIsFoundNotTakenForAbsent) {
   ASSERT_TRUE(r->Get(k, &got).ok());
   EXPECT_EQ(n.neigh, 1);
   EXPECT_EQ(n.confirm, 0);
+  EXPECT_EQ(r->stats().index_refreshes, 1u);
+}
+
+// A batch from a reader holding 16 buckets, many gets in flight: the
+// first confirm adopts the grown geometry while the others' reads were
+// made with the old one; each of those must still start over (its reads
+// used 16 buckets, whatever the connection knows by then), so every moved
+// key is found.
+TEST_F(GetPathFenceTest, AStaleBatchFindsEveryMovedKey) {
+  auto r = Cold();
+  auto w = Open();
+  const std::vector<std::string> keys = MovingKeys(100);
+  for (const std::string& k : keys) ASSERT_TRUE(w->Put(k, "v-" + k).ok());
+  Fill(w.get(), 300);
+  Batch b;
+  for (const std::string& k : keys) b.Get(k);
+  for (int i = 0; i < 50; i++) b.Get("absent" + std::to_string(i));
+  ASSERT_TRUE(r->Execute(&b).ok());
+  for (size_t i = 0; i < keys.size(); i++) {
+    ASSERT_TRUE(b.result(i).status.ok())
+        << keys[i] << ": " << b.result(i).status.ToString();
+    EXPECT_EQ(b.result(i).value, "v-" + keys[i]);
+  }
+  for (size_t i = keys.size(); i < b.size(); i++) {
+    EXPECT_TRUE(b.result(i).status.IsNotFound())
+        << b.result(i).status.ToString();
+  }
   EXPECT_EQ(r->stats().index_refreshes, 1u);
 }
 

@@ -461,6 +461,43 @@ TEST_F(IndexGrowthTest, ScansDuringGrowthGiveEveryKeyPresentThroughout) {
   EXPECT_EQ(all.size(), size_t{kStable + 4000});
 }
 
+// A scanner admitted at 16 buckets scans after the index grew: it reads
+// the 16-bucket index, then the header, and goes on to the grown end —
+// every key, by Scan and by a ScanPage loop.
+TEST_F(IndexGrowthTest, AStaleScannerScansTheWholeGrownIndex) {
+  auto scan_all = Open();
+  auto scan_paged = Open();
+  auto writer = Open();
+  ASSERT_TRUE(scan_all && scan_paged && writer);
+  PutKeys(writer.get(), "k", 1000);
+  ASSERT_GE(Growths(writer.get()), 3u);
+  std::set<std::string> all;
+  ASSERT_TRUE(scan_all
+                  ->Scan("", 0,
+                         [&](std::string_view k, std::string_view v) {
+                           EXPECT_EQ(v, MakeValue(std::string(k), 60));
+                           EXPECT_TRUE(all.insert(std::string(k)).second) << k;
+                           return true;
+                         })
+                  .ok());
+  EXPECT_EQ(all.size(), 1000u);
+  EXPECT_EQ(scan_all->stats().index_refreshes, 1u);
+  std::set<std::string> paged;
+  uint64_t cursor = 0;
+  int pages = 0;
+  do {
+    auto next = scan_paged->ScanPage(cursor, "", 50,
+                                     [&](std::string_view k, std::string_view) {
+                                       paged.insert(std::string(k));
+                                     });
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    cursor = *next;
+    ASSERT_LT(++pages, 1000);
+  } while (cursor != 0);
+  EXPECT_EQ(paged, all);
+  EXPECT_EQ(scan_paged->stats().index_refreshes, 1u);
+}
+
 // A ScanPage cursor past the end of the index a client knows is valid
 // once the header shows the index grew (a cursor from another client's
 // page); past the grown index it is still invalid_argument.
