@@ -80,9 +80,15 @@ std::string ValidateEntryGeometry(const pf::CatalogEntry& e,
            " is not a power of two up to 2^32";
   }
   const uint64_t region_end = e.region_offset + e.region_size;
-  if (e.index_offset != e.region_offset ||
-      IndexBytes(e.bucket_count) > e.region_size) {
+  if (e.index_offset != e.region_offset + index_format::kIndexHeaderBytes ||
+      e.region_size < index_format::kIndexHeaderBytes ||
+      IndexBytes(e.bucket_count) >
+          e.region_size - index_format::kIndexHeaderBytes) {
     return "index does not fit its region";
+  }
+  if (e.index_generation == 0 || e.index_generation >= (1ull << 56)) {
+    return "index generation " + std::to_string(e.index_generation) +
+           " is out of range";
   }
   if (e.segment_size < 4096 || e.segment_size % 4096 != 0 ||
       e.segment_size > (1u << 30)) {
@@ -94,7 +100,9 @@ std::string ValidateEntryGeometry(const pf::CatalogEntry& e,
     return "log size " + std::to_string(e.log_size) +
            " is not a positive multiple of the segment size up to 256 GiB";
   }
-  if (e.log_offset < e.index_offset + IndexBytes(e.bucket_count) ||
+  // A grown index extends over the log's first segments (the log's
+  // offsets stay put); the log itself starts after the index's first page.
+  if (e.log_offset <= e.index_offset || e.log_offset % pf::kRegionAlign != 0 ||
       e.log_offset > region_end || e.log_size > region_end - e.log_offset) {
     return "log extends outside its region";
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "index.h"
 #include "kv/store/keyspace.h"
 
 namespace kv::store {
@@ -36,7 +37,7 @@ class CommitPipeline::Batch {
   // item needs that first).
   void Add(Item* item) {
     if (!item->prepared_ok) return;
-    std::mutex& stripe = ks_->StripeFor(item->prepared.home);
+    std::mutex& stripe = ks_->StripeFor(item->prepared.view.header.key_hash);
     // The key's stripe is ours already (the same key, or one of its
     // stripe, twice): what it holds reaches its commit point first, so
     // that a key never has two undecided-durable versions.
@@ -98,12 +99,40 @@ void CommitPipeline::set_commit_point(CommitPoint* point) {
   point_ = point != nullptr ? point : &local_;
 }
 
+void CommitPipeline::RunAlone(Item* item) {
+  Index::Reading reading(ks_->index());
+  Batch batch(ks_, point_);
+  batch.Add(item);
+}
+
+void CommitPipeline::GrowAndRetry(Caller* me) {
+  // A new key refused for a full neighbourhood: grow the index (once per
+  // generation, whoever asks first) and decide the key again — its claim
+  // and verified record still stand. Bounded: a doubling halves the load.
+  for (Item& it : me->items) {
+    for (int round = 0; round < 3 && it.decided.index_full; round++) {
+      Status st = ks_->GrowIndexFrom(it.decided.index_generation);
+      if (!st.ok()) {
+        it.decided.status =
+            Status::NoSpace("this key's index slots are taken and the index "
+                            "cannot grow: " +
+                            st.message());
+        break;
+      }
+      RunAlone(&it);
+    }
+  }
+  ks_->MaybeGrow();
+}
+
 size_t CommitPipeline::queued_for_testing() {
   std::lock_guard<std::mutex> lock(mu_);
   return queue_.size();
 }
 
 void CommitPipeline::Run(Caller* const* callers, size_t n) {
+  // Slots are held from decide to publish: no growth meanwhile.
+  Index::Reading reading(ks_->index());
   Batch batch(ks_, point_);
   for (size_t c = 0; c < n; c++) {
     for (Item& item : callers[c]->items) batch.Add(&item);
@@ -131,10 +160,7 @@ void CommitPipeline::Commit(const CommitRequest* requests, size_t n,
   }
   if (gather == Gather::kNo) {
     // One commit point per request, run by the caller itself.
-    for (Item& it : me.items) {
-      Batch batch(ks_, point_);
-      batch.Add(&it);
-    }
+    for (Item& it : me.items) RunAlone(&it);
   } else {
     std::unique_lock<std::mutex> lock(mu_);
     queue_.push_back(&me);
@@ -154,6 +180,7 @@ void CommitPipeline::Commit(const CommitRequest* requests, size_t n,
       cv_.notify_all();  // followers of this batch, and the next leader
     }
   }
+  GrowAndRetry(&me);
   // Results in request order.
   for (Item& it : me.items) {
     if (it.decided.status.ok()) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "index.h"
 #include "index_slots.h"
 #include "kv/index_format.h"
 #include "kv/store/commit_pipeline.h"
@@ -17,7 +18,6 @@ namespace ix = kv::index_format;
 namespace rf = kv::record_format;
 namespace il = kv::index_lookup;
 
-constexpr size_t kStripes = 1024;
 constexpr int kGetAttempts = 16;
 
 }  // namespace
@@ -26,8 +26,6 @@ Keyspace::Keyspace(const pool_format::CatalogEntry& e, Mapping* mapping,
                    bool read_only, std::chrono::milliseconds grace_period)
     : name_(e.name, strnlen(e.name, sizeof(e.name))),
       id_(e.keyspace_id),
-      bucket_count_(e.bucket_count),
-      index_(mapping->base() + e.index_offset),
       log_(mapping->base() + e.log_offset),
       log_size_(e.log_size),
       segment_size_(e.segment_size),
@@ -39,9 +37,10 @@ Keyspace::Keyspace(const pool_format::CatalogEntry& e, Mapping* mapping,
       segments_(std::make_unique<SegmentTable>(
           static_cast<uint32_t>(e.log_size / e.segment_size), e.segment_size,
           grace_period)),
-      stripes_(new std::mutex[kStripes]),
-      reserved_(
-          new std::atomic<uint8_t>[ix::PhysicalBuckets(e.bucket_count)]()),
+      index_(std::make_unique<Index>(mapping->base() + e.region_offset,
+                                     mapping->base() + e.index_offset,
+                                     e.bucket_count, e.index_generation,
+                                     mapping->persister())),
       pipeline_(std::make_unique<CommitPipeline>(this)) {}
 
 Keyspace::~Keyspace() = default;
@@ -52,7 +51,8 @@ KeyspaceInfo Keyspace::info() const {
   i.id = id_;
   i.region_offset = entry_.region_offset;
   i.region_size = entry_.region_size;
-  i.bucket_count = bucket_count_;
+  i.index_offset = entry_.index_offset;
+  i.bucket_count = index_->bucket_count();
   i.log_offset = entry_.log_offset;
   i.log_size = log_size_;
   i.segment_size = segment_size_;
@@ -60,12 +60,8 @@ KeyspaceInfo Keyspace::info() const {
   return i;
 }
 
-uint64_t* Keyspace::Bucket(uint64_t b) const {
-  return reinterpret_cast<uint64_t*>(index_ + b * ix::kBucketSize);
-}
-
-std::mutex& Keyspace::StripeFor(uint64_t home) const {
-  return stripes_[home % kStripes];
+std::mutex& Keyspace::StripeFor(uint64_t hash) const {
+  return index_->StripeFor(hash);
 }
 
 void Keyspace::Recover(uint64_t open_epoch, bool unclean,
@@ -74,24 +70,25 @@ void Keyspace::Recover(uint64_t open_epoch, bool unclean,
   next_sequence_.store((open_epoch << kEpochShift) + 1);
   durable_epoch_.store(open_epoch);
   unclean_ = unclean;
+  growths_.store(index_->geometry().generation - 1);
+  if (!read_only_) index_->PublishHeader();  // the catalog is authoritative
   if (unclean && !read_only_) {
     RepairAfterCrash(notes);
     unclean_ = false;
   }
-  const uint64_t slots =
-      ix::PhysicalBuckets(bucket_count_) * ix::kSlotsPerBucket;
-  const auto* all = reinterpret_cast<const uint64_t*>(index_);
+  const uint32_t under_index = SegmentsUnderIndex(index_->bucket_count());
   int64_t keys = 0;
-  for (uint64_t i = 0; i < slots; i++) {
-    const uint64_t v = LoadSlot(&all[i]);
-    if (v == 0 || !SlotInBounds(v)) continue;  // Check() reports bad slots
-    segments_->RecoverLive(
-        static_cast<uint32_t>(ix::SlotLogOffset(v) / segment_size_),
-        ix::SlotRecordBytes(v));
+  index_->ForEachSlot([&](uint64_t, uint64_t v) {
+    // Check() reports bad slots (also one into the index's segments).
+    if (!SlotInBounds(v)) return true;
+    const auto seg = static_cast<uint32_t>(ix::SlotLogOffset(v) / segment_size_);
+    if (seg < under_index) return true;
+    segments_->RecoverLive(seg, ix::SlotRecordBytes(v));
     keys++;
-  }
+    return true;
+  });
   keys_.store(keys);
-  segments_->FinishRecovery();
+  segments_->FinishRecovery(under_index);
 }
 
 Result<uint64_t> Keyspace::NextSequence() {
@@ -124,8 +121,9 @@ void Keyspace::PersistIndex() {
     std::lock_guard<std::mutex> lock(pending_mu_);
     pending_clears_.clear();  // covered by the whole-index persist below
   }
-  persister_->Persist(index_,
-                      ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize);
+  Index::Reading reading(*index_);
+  persister_->Persist(index_->buckets(),
+                      Index::BytesFor(index_->bucket_count()));
 }
 
 void Keyspace::PersistPendingClears() {
@@ -182,6 +180,10 @@ Result<SegmentGrant> Keyspace::GrantSegment(bool for_delete) {
   return GrantZeroed(for_delete ? GrantPurpose::kDelete : GrantPurpose::kWrite);
 }
 
+void Keyspace::PreferSegmentForTesting(uint32_t segment) {
+  segments_->PreferForTesting(segment);
+}
+
 Status Keyspace::SealSegment(const SegmentGrant& grant) {
   return segments_->Seal(grant.segment, grant.grant_id);
 }
@@ -197,11 +199,14 @@ Status Keyspace::Get(std::string_view key, std::string* value,
                                    std::to_string(key.size()));
   }
   const uint64_t hash = ix::HashKey(key);
-  const uint64_t home = ix::HomeBucket(hash, bucket_count_);
-  const auto* live = Bucket(home);
   std::string bad;
   bool settled = false;
   for (int attempt = 0; attempt < kGetAttempts; attempt++) {
+    // The fence (kv/index_format.h): the geometry read first, and checked
+    // again before concluding the key is absent.
+    const Index::Geometry geo = index_->geometry();
+    const uint64_t home = ix::HomeBucket(hash, geo.bucket_count);
+    const uint64_t* live = index_->Bucket(home);
     // The same algorithm a remote client runs over its copy of the
     // neighbourhood (kv/index_lookup.h); here the records are read in
     // place, so a slot that changed meanwhile means start over.
@@ -210,7 +215,8 @@ Status Keyspace::Get(std::string_view key, std::string* value,
       neigh[i] = LoadSlot(&live[i]);
     }
     const il::Choice c = il::ChooseNewest(
-        neigh, geometry(), key, hash, [&](size_t, uint64_t slot) {
+        neigh, geometry(geo.bucket_count), key, hash,
+        [&](size_t, uint64_t slot) {
           return static_cast<const uint8_t*>(log_ + ix::SlotLogOffset(slot));
         });
     if (c.found()) {
@@ -230,7 +236,7 @@ Status Keyspace::Get(std::string_view key, std::string* value,
     for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {
       changed |= LoadSlot(&live[i]) != neigh[i];
     }
-    if (changed) continue;
+    if (changed || !index_->Unchanged(geo)) continue;
     if (c.bad_pos >= 0) {
       bad = "keyspace '" + name_ + "' " +
             SlotName(home * ix::kSlotsPerBucket + c.bad_pos) + " (log offset " +
@@ -252,27 +258,29 @@ Status Keyspace::Get(std::string_view key, std::string* value,
 
 Status Keyspace::ForEach(
     const std::function<bool(const rf::RecordView&)>& fn) const {
-  const uint64_t slots =
-      ix::PhysicalBuckets(bucket_count_) * ix::kSlotsPerBucket;
-  const auto* all = reinterpret_cast<const uint64_t*>(index_);
-  for (uint64_t i = 0; i < slots; i++) {
-    const uint64_t v = LoadSlot(&all[i]);
-    if (v == 0) continue;
+  // Shared: a growth would move slots behind the walk. fn must not
+  // commit to this keyspace (a nested shared lock could deadlock).
+  Index::Reading reading(*index_);
+  Status result;
+  index_->ForEachSlot([&](uint64_t i, uint64_t v) {
     if (!SlotInBounds(v)) {
-      return Status::Corruption("keyspace '" + name_ + "' " + SlotName(i) +
-                                " points outside the log");
+      result = Status::Corruption("keyspace '" + name_ + "' " + SlotName(i) +
+                                  " points outside the log");
+      return false;
     }
     rf::RecordView view;
     Status st = rf::VerifyRecord(log_ + ix::SlotLogOffset(v),
                                  ix::SlotRecordBytes(v), id_, &view);
     if (!st.ok() || view.tombstone()) {
-      if (LoadSlot(&all[i]) != v) continue;  // changed under us
-      return Status::Corruption("keyspace '" + name_ + "' " + SlotName(i) +
-                                ": " + (st.ok() ? "tombstone" : st.message()));
+      if (LoadSlot(index_->Slot(i)) != v) return true;  // changed under us
+      result =
+          Status::Corruption("keyspace '" + name_ + "' " + SlotName(i) + ": " +
+                             (st.ok() ? "tombstone" : st.message()));
+      return false;
     }
-    if (!fn(view)) break;
-  }
-  return Status::Ok();
+    return fn(view);
+  });
+  return result;
 }
 
 Keyspace::Region Keyspace::region() const {
@@ -280,7 +288,7 @@ Keyspace::Region Keyspace::region() const {
   r.base = mapping_->base() + entry_.region_offset;
   r.size = entry_.region_size;
   r.index_offset = entry_.index_offset - entry_.region_offset;
-  r.index_size = ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize;
+  r.index_size = Index::BytesFor(index_->bucket_count());
   r.log_offset = entry_.log_offset - entry_.region_offset;
   r.log_size = log_size_;
   return r;
@@ -296,9 +304,12 @@ KeyspaceStats Keyspace::Stats() const {
   st.log_bytes = log_size_;
   st.log_bytes_used =
       static_cast<uint64_t>(st.segments - st.free_segments) * segment_size_;
-  st.index_slots =
-      ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize / sizeof(uint64_t);
+  const Index::Geometry geo = index_->geometry();
+  st.index_slots = ix::PhysicalBuckets(geo.bucket_count) * ix::kSlotsPerBucket;
   st.index_slots_used = st.keys;
+  st.index_buckets = geo.bucket_count;
+  st.index_generation = geo.generation;
+  st.index_growths = growths_.load();
   return st;
 }
 

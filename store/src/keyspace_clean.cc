@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "index.h"
 #include "kv/index_format.h"
 #include "kv/store/keyspace.h"
 #include "segment_table.h"
@@ -30,8 +31,7 @@ Status Keyspace::MoveRecord(uint64_t* slot, uint64_t old_value,
   if (!rf::VerifyRecord(log_ + off, len, id_, &view).ok()) {
     return Status::Ok();  // left in place; Check() reports it
   }
-  const uint64_t home = ix::HomeBucket(view.header.key_hash, bucket_count_);
-  std::lock_guard<std::mutex> lock(StripeFor(home));
+  std::lock_guard<std::mutex> lock(StripeFor(view.header.key_hash));
   if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != old_value) {
     return Status::Ok();  // a commit replaced it meanwhile
   }
@@ -74,9 +74,10 @@ Result<uint32_t> Keyspace::Clean(double max_live_ratio, size_t max_segments) {
   SegmentGrant grant;
   bool have_grant = false;
   Status st;
-  const uint64_t slots =
-      ix::PhysicalBuckets(bucket_count_) * ix::kSlotsPerBucket;
-  auto* all = reinterpret_cast<uint64_t*>(index_);
+  // Slots stay put meanwhile: a growth waits for the cleaner's pass.
+  Index::Reading reading(*index_);
+  const uint64_t slots = index_->PhysicalSlots();
+  uint64_t* all = index_->Slot(0);
   for (uint64_t i = 0; i < slots && st.ok(); i++) {
     const uint64_t v = __atomic_load_n(&all[i], __ATOMIC_ACQUIRE);
     if (v == 0 || !SlotInBounds(v)) continue;

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "index.h"
 #include "index_slots.h"
 #include "kv/index_format.h"
 #include "kv/store/commit_pipeline.h"
@@ -37,10 +38,10 @@ constexpr size_t kBucketsLen = ix::kProbeBuckets * ix::kBucketSize;
 }  // namespace
 
 bool Keyspace::FindSlot(std::string_view key, uint64_t hash, Found* out) const {
-  const uint64_t home = ix::HomeBucket(hash, bucket_count_);
+  const uint64_t home = ix::HomeBucket(hash, index_->bucket_count());
   const uint16_t fp = ix::Fingerprint(hash);
   for (uint64_t b = home; b < home + ix::kProbeBuckets; b++) {
-    uint64_t* bucket = Bucket(b);
+    uint64_t* bucket = index_->Bucket(b);
     for (size_t s = 0; s < ix::kSlotsPerBucket; s++) {
       const uint64_t v = LoadSlot(&bucket[s]);
       if (v == 0 || ix::UnpackSlot(v).fingerprint != fp) continue;
@@ -64,45 +65,6 @@ Status Keyspace::PersistSlot(uint64_t* slot, uint64_t value) {
   __atomic_store_n(slot, value, __ATOMIC_RELEASE);
   persister_->Persist(slot, sizeof(*slot));
   return Status::Ok();
-}
-
-std::atomic<uint8_t>& Keyspace::ReservedBits(const uint64_t* slot,
-                                             uint8_t* bit) const {
-  const uint64_t i = static_cast<uint64_t>(slot - Bucket(0));
-  *bit = static_cast<uint8_t>(1u << (i % ix::kSlotsPerBucket));
-  return reserved_[i / ix::kSlotsPerBucket];
-}
-
-uint64_t* Keyspace::TakeEmptySlot(uint64_t home, uint64_t value, bool store) {
-  for (uint64_t b = home; b < home + ix::kProbeBuckets; b++) {
-    uint64_t* bucket = Bucket(b);
-    for (size_t s = 0; s < ix::kSlotsPerBucket; s++) {
-      if (LoadSlot(&bucket[s]) != 0) continue;
-      uint8_t bit = 0;
-      std::atomic<uint8_t>& bits = ReservedBits(&bucket[s], &bit);
-      if ((bits.fetch_or(bit, std::memory_order_acq_rel) & bit) != 0) {
-        continue;  // another writer holds it
-      }
-      if (LoadSlot(&bucket[s]) != 0) {  // taken and stored meanwhile
-        bits.fetch_and(static_cast<uint8_t>(~bit), std::memory_order_release);
-        continue;
-      }
-      if (store) StoreReserved(&bucket[s], value);
-      return &bucket[s];
-    }
-  }
-  return nullptr;
-}
-
-void Keyspace::StoreReserved(uint64_t* slot, uint64_t value) {
-  __atomic_store_n(slot, value, __ATOMIC_RELEASE);
-  ReleaseReserved(slot);
-}
-
-void Keyspace::ReleaseReserved(uint64_t* slot) {
-  uint8_t bit = 0;
-  ReservedBits(slot, &bit)
-      .fetch_and(static_cast<uint8_t>(~bit), std::memory_order_release);
 }
 
 Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
@@ -170,7 +132,6 @@ Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
                                    std::to_string(max_value_size_));
   }
   const uint64_t hash = view.header.key_hash;
-  p.home = ix::HomeBucket(hash, bucket_count_);
   p.new_slot = ix::PackSlot({ix::Fingerprint(hash),
                              static_cast<uint16_t>(r.length / ix::kUnit),
                              static_cast<uint32_t>(p.log_off / ix::kUnit)});
@@ -187,6 +148,7 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
                       bool store_slot, Decided* d) {
   d->path = Decided::Path::kDone;
   d->status = Status::Ok();
+  d->index_full = false;
   const rf::RecordView& view = p.view;
   const bool tombstone = view.tombstone();
   CommitResult& res = d->result;
@@ -229,11 +191,15 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
   d->record = record;
   d->length = r.length;
   d->segment = r.segment;
-  d->buckets = Bucket(p.home);
+  // The home under the index's current geometry (held shared since the
+  // batch began; prepare ran before, maybe before a growth).
+  const uint64_t home =
+      ix::HomeBucket(view.header.key_hash, index_->bucket_count());
+  d->buckets = index_->Bucket(home);
   d->slot_value = p.new_slot;
   d->old_slot = exists ? old.slot : nullptr;
   if (!tombstone) {
-    uint64_t* slot = TakeEmptySlot(p.home, p.new_slot, store_slot);
+    uint64_t* slot = index_->TakeEmptySlot(home, p.new_slot, store_slot);
     if (slot != nullptr) {
       // Non-empty slots change only under their key's stripe, which the
       // caller keeps until publish. Counted live now, so that the
@@ -250,11 +216,12 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
     // Not committed: the sealed header must not pass for a committed
     // record (a later scan of the log, a recovery, a replica's catch-up).
     rf::UnsealRecord(record);
+    d->index_full = true;
+    d->index_generation = index_->geometry().generation;
     d->status = Status::NoSpace(
-        "keyspace '" + name_ + "': index full — the " +
+        "keyspace '" + name_ + "': the " +
         std::to_string(ix::kProbeBuckets * ix::kSlotsPerBucket) +
-        " slots this key may use are taken; recreate the keyspace with a "
-        "larger index capacity");
+        " index slots this key may use are taken");
     return;
   }
   d->path = Decided::Path::kOrdered;
@@ -315,7 +282,7 @@ Status Keyspace::ReachCommitPoint(Decided* const* d, size_t n,
     if (d[i]->stored) {
       __atomic_store_n(d[i]->slot, 0, __ATOMIC_RELEASE);
     } else {
-      ReleaseReserved(d[i]->slot);
+      index_->ReleaseReserved(d[i]->slot);
     }
     rf::UnsealRecord(d[i]->record);
     segments_->RemoveLive(d[i]->segment, d[i]->length);
@@ -331,7 +298,7 @@ void Keyspace::Publish(Decided* const* d, size_t n) {
   std::vector<Persister::Range> buckets;
   for (size_t i = 0; i < n; i++) {
     if (d[i]->stored) continue;
-    StoreReserved(d[i]->slot, d[i]->slot_value);
+    index_->StoreReserved(d[i]->slot, d[i]->slot_value);
     buckets.push_back({d[i]->buckets, kBucketsLen});
   }
   if (!buckets.empty()) {

@@ -13,9 +13,13 @@
 //       record with the higher sequence is the newer commit; the other
 //       slot is cleared. (A delete persists the key's buckets before
 //       clearing, so (b) never resurrects a deleted key.)
+//   (c) a slot outside its key's buckets: an index growth was interrupted
+//       (keyspace_grow.cc) and this is a moved slot's other copy. Cleared;
+//       the copy inside the key's buckets holds.
 // Every repair is persisted and reported as a recovery note.
 #include <string>
 
+#include "index.h"
 #include "index_slots.h"
 #include "kv/index_format.h"
 #include "kv/store/keyspace.h"
@@ -40,7 +44,7 @@ std::string Keyspace::SlotProblem(uint64_t i, uint64_t v,
   if (ix::Fingerprint(hash) != ix::UnpackSlot(v).fingerprint) {
     return "fingerprint does not match its key";
   }
-  const uint64_t home = ix::HomeBucket(hash, bucket_count_);
+  const uint64_t home = ix::HomeBucket(hash, index_->bucket_count());
   const uint64_t b = i / ix::kSlotsPerBucket;
   if (b < home || b >= home + ix::kProbeBuckets) {
     return "is outside its key's buckets";
@@ -52,9 +56,8 @@ void Keyspace::ForEachDuplicate(
     const std::function<void(uint64_t, uint64_t, uint64_t)>& fn) const {
   // Two slots of one key lie in its home bucket or the next, so each pair
   // is within two adjacent buckets.
-  const uint64_t slots =
-      ix::PhysicalBuckets(bucket_count_) * ix::kSlotsPerBucket;
-  const auto* all = reinterpret_cast<const uint64_t*>(index_);
+  const uint64_t slots = index_->PhysicalSlots();
+  const uint64_t* all = index_->Slot(0);
   for (uint64_t i = 0; i < slots; i++) {
     const uint64_t v = LoadSlot(&all[i]);
     if (v == 0 || !SlotInBounds(v)) continue;
@@ -78,9 +81,8 @@ void Keyspace::ForEachDuplicate(
 }
 
 void Keyspace::RepairAfterCrash(std::vector<std::string>* notes) {
-  const uint64_t slots =
-      ix::PhysicalBuckets(bucket_count_) * ix::kSlotsPerBucket;
-  auto* all = reinterpret_cast<uint64_t*>(index_);
+  const uint64_t slots = index_->PhysicalSlots();
+  uint64_t* all = index_->Slot(0);
   const std::string ks = "keyspace '" + name_ + "': ";
   auto clear = [&](uint64_t i, const std::string& why) {
     __atomic_store_n(&all[i], 0, __ATOMIC_RELEASE);

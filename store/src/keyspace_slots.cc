@@ -2,6 +2,7 @@
 // for offline tools (kvadmin snapshot and verify).
 #include <string>
 
+#include "index.h"
 #include "index_slots.h"
 #include "kv/index_format.h"
 #include "kv/store/keyspace.h"
@@ -13,9 +14,9 @@ namespace ix = kv::index_format;
 
 void Keyspace::ForEachSlot(
     const std::function<bool(const SlotEntry&)>& fn) const {
-  const uint64_t slots =
-      ix::PhysicalBuckets(bucket_count_) * ix::kSlotsPerBucket;
-  const auto* all = reinterpret_cast<const uint64_t*>(index_);
+  Index::Reading reading(*index_);
+  const uint64_t slots = index_->PhysicalSlots();
+  const uint64_t* all = index_->Slot(0);
   SlotEntry e;
   // Slots are in hash order, records in log order: each record is a
   // cache miss, so fetch the ones a few slots ahead meanwhile.

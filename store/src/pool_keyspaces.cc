@@ -92,7 +92,8 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
                            std::to_string(pf::kCatalogSlots) + " keyspaces");
   }
   const uint64_t buckets = BucketCountFor(o.index_capacity);
-  const uint64_t index_bytes = IndexBytes(buckets);
+  // The index header page, then the initial index.
+  const uint64_t index_bytes = IndexRegionBytes(o.index_capacity);
   uint64_t log_size = o.log_size / o.segment_size * o.segment_size;
   uint64_t largest = 0;
   Allocate(0, &largest);
@@ -122,7 +123,8 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
                            " bytes; largest free extent is " +
                            std::to_string(largest));
   }
-  // Index zeroed and durable before the entry that makes it reachable.
+  // Header page and index zeroed and durable before the entry that makes
+  // them reachable (Keyspace::Recover writes the header).
   // Indexes up to 64 MiB get their blocks allocated (written zeros), so a
   // put's commit persist never waits for an index block allocation; larger
   // ones stay sparse (a hole), keeping creation cheap.
@@ -137,8 +139,9 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
   std::memcpy(e.name, name.data(), name.size());
   e.region_offset = region;
   e.region_size = region_size;
-  e.index_offset = region;
+  e.index_offset = region + index_format::kIndexHeaderBytes;
   e.bucket_count = buckets;
+  e.index_generation = 1;
   e.log_offset = region + index_bytes;
   e.log_size = log_size;
   e.segment_size = o.segment_size;

@@ -133,8 +133,9 @@ Status PoolRestore::PlanCatalog(const std::vector<RestoreKeyspace>& ks) {
     std::memcpy(e.name, k.name.data(), k.name.size());
     e.region_offset = k.region_offset;
     e.region_size = k.region_size;
-    e.index_offset = k.region_offset;
+    e.index_offset = k.region_offset + ix::kIndexHeaderBytes;
     e.bucket_count = k.bucket_count;
+    e.index_generation = 1;  // the open publishes the header
     e.log_offset = k.log_offset;
     e.log_size = k.log_size;
     e.segment_size = k.segment_size;

@@ -17,11 +17,17 @@ void SegmentTable::RecoverLive(uint32_t segment, uint64_t bytes) {
   segs_[segment].live += bytes;
 }
 
-void SegmentTable::FinishRecovery() {
+void SegmentTable::FinishRecovery(uint32_t under_index) {
   std::lock_guard<std::mutex> lock(mu_);
   free_.clear();
+  under_index_ = std::min(under_index, count_);
   for (uint32_t i = 0; i < count_; i++) {
     Seg& s = segs_[i];
+    if (i < under_index_) {
+      s = Seg{};
+      s.state = State::kIndex;
+      continue;
+    }
     // A segment that was open at the crash is sealed as if full: where its
     // writer stopped is unknown and its tail bytes may hold garbage.
     if (s.live > 0) {
@@ -45,6 +51,56 @@ void SegmentTable::ReleaseExpiredLocked() {
   }
 }
 
+uint32_t SegmentTable::TakeFreeLocked() {
+  auto it = std::find(free_.begin(), free_.end(), prefer_);
+  prefer_ = UINT32_MAX;
+  // Highest first: the index grows over the log's first segments.
+  if (it == free_.end()) it = std::max_element(free_.begin(), free_.end());
+  const uint32_t i = *it;
+  free_.erase(it);
+  return i;
+}
+
+Status SegmentTable::RetireFront(uint32_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReleaseExpiredLocked();
+  if (n <= under_index_) return Status::Ok();
+  if (n > count_) {
+    return Status::NoSpace("keyspace log full: the index would need " +
+                           std::to_string(n) + " of its " +
+                           std::to_string(count_) + " segments");
+  }
+  const uint32_t more = n - under_index_;
+  uint32_t busy = 0;
+  for (uint32_t i = under_index_; i < n; i++) {
+    busy += segs_[i].state != State::kFree ? 1 : 0;
+  }
+  if (busy > 0 || free_.size() < more + kCleanerReserve + kDeleteReserve) {
+    return Status::NoSpace(
+        "keyspace log full: the index needs segments " +
+        std::to_string(under_index_) + ".." + std::to_string(n - 1) +
+        " to grow (" + std::to_string(busy) + " in use, " +
+        std::to_string(free_.size()) +
+        " free in all); delete keys or run the cleaner");
+  }
+  for (uint32_t i = under_index_; i < n; i++) {
+    segs_[i] = Seg{};
+    segs_[i].state = State::kIndex;
+    free_.erase(std::find(free_.begin(), free_.end(), i));
+  }
+  under_index_ = n;
+  return Status::Ok();
+}
+
+void SegmentTable::UnretireFrom(uint32_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint32_t i = n; i < under_index_; i++) {
+    segs_[i] = Seg{};
+    free_.push_back(i);
+  }
+  under_index_ = std::min(under_index_, n);
+}
+
 Result<SegmentGrant> SegmentTable::Grant(Purpose purpose) {
   std::lock_guard<std::mutex> lock(mu_);
   ReleaseExpiredLocked();
@@ -65,8 +121,7 @@ Result<SegmentGrant> SegmentTable::Grant(Purpose purpose) {
     i = returned_.front();
     returned_.pop_front();
   } else if (free_.size() > keep) {
-    i = free_.front();
-    free_.pop_front();
+    i = TakeFreeLocked();
   } else {
     return Status::NoSpace(
         "keyspace log full: no free segment (" + std::to_string(count_) +
@@ -218,6 +273,8 @@ void SegmentTable::FillStats(KeyspaceStats* st) {
       case State::kQuarantine:
         st->quarantined_segments++;
         break;
+      case State::kIndex:
+        break;  // counted as used: the log's room the index took
     }
     // Dead: what the cleaner can win back. In a sealed segment that is
     // everything not live — its unused rest too (a writer that vanished
@@ -226,7 +283,8 @@ void SegmentTable::FillStats(KeyspaceStats* st) {
     const uint64_t used =
         s.state == State::kSealed || s.state == State::kCleaning ? segment_size_
                                                                  : s.tail;
-    if (s.state != State::kFree && s.state != State::kQuarantine) {
+    if (s.state != State::kFree && s.state != State::kQuarantine &&
+        s.state != State::kIndex) {
       st->dead_bytes += used > s.live ? used - s.live : 0;
     }
   }

@@ -33,8 +33,22 @@ class SegmentTable {
 
   // Recovery: `bytes` of a live record in `segment` (before FinishRecovery).
   void RecoverLive(uint32_t segment, uint64_t bytes);
-  // Recovery done: segments with live bytes are sealed, others free.
-  void FinishRecovery();
+  // Recovery done: the first `under_index` segments belong to the index
+  // (a grown index covers them), the others with live bytes are sealed,
+  // the rest free.
+  void FinishRecovery(uint32_t under_index = 0);
+
+  // Tests: the next Grant takes `segment` if it is free.
+  void PreferForTesting(uint32_t segment) { prefer_ = segment; }
+
+  // Index growth: segments [0, n) go to the index. Only free segments can
+  // (a free one is granted highest-numbered first, so the first ones stay
+  // free longest), and the grant reserves stay free. no_space otherwise
+  // (the log is full). RetireFront(n) with n at or below what the index
+  // holds is a no-op.
+  Status RetireFront(uint32_t n);
+  // Gives segments [n, current) back (a growth that did not commit).
+  void UnretireFrom(uint32_t n);
 
   // Who a grant is for. Two free segments are kept back: the last one
   // for the cleaner only (so that compaction can always run), the one
@@ -76,7 +90,15 @@ class SegmentTable {
   uint32_t segment_size() const { return segment_size_; }
 
  private:
-  enum class State { kFree, kOpen, kReturned, kSealed, kCleaning, kQuarantine };
+  enum class State {
+    kFree,
+    kOpen,
+    kReturned,
+    kSealed,
+    kCleaning,
+    kQuarantine,
+    kIndex,  // under the grown index; never granted again
+  };
   struct Seg {
     State state = State::kFree;
     uint64_t grant_id = 0;
@@ -86,6 +108,8 @@ class SegmentTable {
   };
 
   void ReleaseExpiredLocked();
+  // The highest-numbered free segment, taken off the free list.
+  uint32_t TakeFreeLocked();
   void MaybeQuarantineLocked(uint32_t segment);
   Status CheckGrantLocked(uint32_t segment, uint64_t grant_id) const;
 
@@ -98,6 +122,8 @@ class SegmentTable {
   std::deque<uint32_t> returned_;
   std::deque<uint32_t> quarantine_;
   uint64_t next_grant_id_ = 1;
+  uint32_t under_index_ = 0;  // segments [0, under_index_) are kIndex
+  uint32_t prefer_ = UINT32_MAX;
 };
 
 }  // namespace kv::store

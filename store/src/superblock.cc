@@ -61,6 +61,16 @@ std::string ValidateSuperblock(const pf::Superblock& sb,
            std::to_string(pf::kFormatVersion) + "); upgrade rpkv";
   }
   if (sb.format_version == 0) return "format version 0 is invalid";
+  if (sb.format_version < pf::kFormatVersion) {
+    // Format 1 laid the index right before the log with no header page,
+    // so its index cannot grow in place; there is no in-place upgrade.
+    return "format version " + std::to_string(sb.format_version) +
+           " (rpkv before online index growth) is not supported by this "
+           "build (format " +
+           std::to_string(pf::kFormatVersion) +
+           "); export it with that release's `kvadmin dump` and `kvadmin "
+           "load` the dump into a new pool";
+  }
   if (SuperblockCrc(sb) != sb.crc) return "checksum mismatch";
   if (sb.incompat_flags != 0) {
     return "unknown incompatible feature flags " +

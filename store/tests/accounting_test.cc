@@ -20,6 +20,7 @@ namespace {
 
 namespace rf = kv::record_format;
 using testing::NoGrace;
+using testing::RefuseIndexGrowth;
 using testing::SmallKeyspace;
 
 // w.Put, running the cleaner while the log is full (bounded).
@@ -114,6 +115,7 @@ TEST_F(AccountingTest, InPlaceUpdatesOfAFullNeighbourhoodKeepLiveBytesExact) {
   o.index_capacity = 4;  // one bucket (+1 probe bucket): 16 slots
   auto ks = Create("full", o);
   ASSERT_NE(ks, nullptr);
+  RefuseIndexGrowth(ks.get());
   Writer w(ks);
   std::map<std::string, std::string> want;
   for (int i = 0; i < 16; i++) {

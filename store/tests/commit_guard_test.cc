@@ -22,6 +22,7 @@ namespace {
 
 namespace rf = kv::record_format;
 using testing::NoGrace;
+using testing::RefuseIndexGrowth;
 using testing::SmallKeyspace;
 constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
 
@@ -81,7 +82,9 @@ class CommitGuardTest : public ::testing::Test {
 // its own grant reached a record of the segment before it (a record
 // another writer never committed) and made it visible.
 TEST_F(CommitGuardTest, WrappingOffsetCannotReachThePreviousSegment) {
+  ks_->PreferSegmentForTesting(4);
   SegmentGrant a = ks_->GrantSegment().value();
+  ks_->PreferSegmentForTesting(5);
   SegmentGrant b = ks_->GrantSegment().value();
   ASSERT_EQ(b.segment, a.segment + 1) << "the test needs adjacent segments";
   // The victim is the last record of segment a: it ends at the boundary.
@@ -113,6 +116,7 @@ TEST_F(CommitGuardTest, WrappingOffsetCannotReachThePreviousSegment) {
 // index and the catalog as a record; over the wire its bytes leaked into
 // the error text). ASan reports any read outside the mapping.
 TEST_F(CommitGuardTest, WrappingOffsetOnTheFirstSegmentIsRefused) {
+  ks_->PreferSegmentForTesting(0);
   SegmentGrant g = ks_->GrantSegment().value();
   ASSERT_EQ(g.segment, 0u);
   // offset + length wraps to 0 or just above it.
@@ -205,6 +209,7 @@ TEST_F(CommitGuardTest, PutRefusedForAFullIndexLeavesNoCommittedRecord) {
   KeyspaceOptions o = SmallKeyspace();
   o.index_capacity = 4;  // 16 slots in all
   Open(nullptr, o);
+  RefuseIndexGrowth(ks_.get());
   Writer w(ks_);
   for (int i = 0; i < 16; i++) {
     ASSERT_TRUE(w.Put("key" + std::to_string(i), "v").ok());

@@ -51,7 +51,7 @@ class CorruptionTest : public ::testing::Test {
   // Index of the first non-empty slot, and its value.
   size_t FirstSlot(uint64_t* value) const {
     const auto* slots =
-        reinterpret_cast<const uint64_t*>(image_.data() + info_.region_offset);
+        reinterpret_cast<const uint64_t*>(image_.data() + info_.index_offset);
     for (size_t i = 0;; i++) {
       if (slots[i] != 0) {
         *value = slots[i];
@@ -60,7 +60,7 @@ class CorruptionTest : public ::testing::Test {
     }
   }
   void SetSlot(size_t i, uint64_t v) {
-    std::memcpy(image_.data() + info_.region_offset + i * 8, &v, 8);
+    std::memcpy(image_.data() + info_.index_offset + i * 8, &v, 8);
   }
 
   KeyspaceInfo info_;

@@ -192,6 +192,7 @@ TEST_F(KeyspaceTest, IndexFullIsNoSpace) {
   o.index_capacity = 4;  // one bucket (+1 probe bucket): 16 slots
   auto ks = pool_->CreateKeyspace("tiny", o);
   ASSERT_TRUE(ks.ok());
+  testing::RefuseIndexGrowth(ks->get());
   Writer w(*ks);
   int stored = 0;
   Status last;
@@ -201,6 +202,7 @@ TEST_F(KeyspaceTest, IndexFullIsNoSpace) {
     if (r.ok()) stored++;
   }
   EXPECT_TRUE(last.IsNoSpace()) << last.ToString();
+  EXPECT_NE(last.message().find("cannot grow"), std::string::npos) << last.ToString();
   EXPECT_EQ(stored, 16);
   EXPECT_TRUE(pool_->Check().ok());
 }

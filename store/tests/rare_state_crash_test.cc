@@ -43,6 +43,7 @@ class RareStateCrashTest : public testing::TrackedKeyspaceTest {};
 // it, and both before the put returns.
 TEST_F(RareStateCrashTest, InPlaceUpdateWhenAllSixteenSlotsAreTaken) {
   const std::vector<std::string> keys = KeysWithHome(5, 17);
+  testing::RefuseIndexGrowth(ks_.get());
   Writer w(ks_);
   for (int i = 0; i < 16; i++) {
     ASSERT_TRUE(w.Put(keys[i], "v1-" + keys[i]).ok());

@@ -115,6 +115,7 @@ class TrackedKeyspaceTest : public ::testing::Test {
   // a tail, as those are always granted first).
   SegmentGrant RegrantSegment(uint32_t segment) {
     for (int i = 0; i < 32; i++) {
+      ks_->PreferSegmentForTesting(segment);  // else the highest comes
       auto g = ks_->GrantSegment();
       EXPECT_TRUE(g.ok()) << g.status().ToString();
       if (!g.ok()) break;

@@ -49,7 +49,7 @@ class RecoveryTest : public ::testing::Test {
     const uint64_t home = ix::HomeBucket(ix::HashKey(key), info_.bucket_count);
     // The index starts the keyspace region.
     auto* slots =
-        reinterpret_cast<uint64_t*>(img->data() + info_.region_offset) +
+        reinterpret_cast<uint64_t*>(img->data() + info_.index_offset) +
         home * ix::kSlotsPerBucket;
     for (size_t i = 0; i < ix::kProbeBuckets * ix::kSlotsPerBucket; i++) {
       if (slots[i] == 0) {

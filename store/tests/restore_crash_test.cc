@@ -54,7 +54,7 @@ class RestoreCrashTest : public ::testing::Test {
       ASSERT_TRUE(w.Put("a1", "newer").ok());
       const KeyspaceInfo a = (*p)->GetKeyspace("a").value()->info();
       (void)w.Close();
-      index_a_ = a.region_offset;
+      index_a_ = a.index_offset;
     }
     uint8_t* base = mapping_->base();
     std::memset(base + index_a_, 0, 64 * 8);

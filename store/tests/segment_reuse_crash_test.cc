@@ -221,7 +221,7 @@ TEST_F(SegmentReuseCrashTest, ARepairIsDurableBeforeItsSegmentIsReused) {
     // The torn commit: a durable slot of the key whose record (in a
     // segment nothing else uses) never reached media.
     auto* slots =
-        reinterpret_cast<uint64_t*>(image.data() + info.region_offset) +
+        reinterpret_cast<uint64_t*>(image.data() + info.index_offset) +
         11 * ix::kSlotsPerBucket;
     int i = 0;
     while (slots[i] != 0) i++;

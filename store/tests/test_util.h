@@ -38,6 +38,15 @@ class TempDir {
 };
 
 // Options for a small keyspace with small segments (segments fill quickly).
+// Makes every index growth of `ks` fail at its commit point, as the
+// catalog write of a full device would: the tests of the paths a full
+// neighbourhood takes (the index would otherwise grow out of it).
+inline void RefuseIndexGrowth(Keyspace* ks) {
+  ks->SetGrowthSink([](uint64_t, uint64_t) {
+    return Status::NoSpace("index growth refused by the test");
+  });
+}
+
 inline KeyspaceOptions SmallKeyspace(uint64_t log_size = 256 * 1024) {
   KeyspaceOptions o;
   o.index_capacity = 1024;

@@ -206,7 +206,7 @@ TEST_F(KvadminTest, CheckListsLeftoversOfAnUncleanShutdownAsNotes) {
   auto ks = (*pool)->CreateKeyspace("demo", o);
   ASSERT_TRUE(ks.ok()) << ks.status().ToString();
   const auto* index =
-      reinterpret_cast<const uint64_t*>(base + (*ks)->info().region_offset);
+      reinterpret_cast<const uint64_t*>(base + (*ks)->info().index_offset);
   store::Writer w(*ks);
   ASSERT_TRUE(w.Put("key", "one").ok());
   size_t pos = 0;
@@ -216,7 +216,7 @@ TEST_F(KvadminTest, CheckListsLeftoversOfAnUncleanShutdownAsNotes) {
   ASSERT_EQ(index[pos], 0u);  // the update cleared the old slot
   // The image a power failure leaves if that clear had not reached media.
   std::string image(reinterpret_cast<const char*>(base), kSize);
-  std::memcpy(image.data() + (*ks)->info().region_offset + pos * 8, &old_slot,
+  std::memcpy(image.data() + (*ks)->info().index_offset + pos * 8, &old_slot,
               8);
   std::ofstream(pool_, std::ios::binary) << image;
 

@@ -211,8 +211,8 @@ TEST_F(SnapshotTest, RestoreRepairsADamagedIndex) {
   ASSERT_EQ(Snap(dir_ + "/snap").code, 0);
   const store::KeyspaceInfo k = Info("a");
   // Zero a stretch of the index and flip bytes elsewhere in it.
-  Patch(k.region_offset + 64 * 40, std::string(64 * 32, '\0'));
-  Patch(k.region_offset + 64 * 300 + 8, std::string(16, '\x5a'));
+  Patch(k.index_offset + 64 * 40, std::string(64 * 32, '\0'));
+  Patch(k.index_offset + 64 * 300 + 8, std::string(16, '\x5a'));
   Outcome r = Kvadmin("check --pool=" + pool_);
   ASSERT_EQ(r.code, 3) << r.out;
   r = Kvadmin("restore --yes --pool=" + pool_ + " --snapshot=" + dir_ +
@@ -321,7 +321,7 @@ TEST_F(SnapshotTest, RestoreListsEntriesWhoseRecordNoLongerVerifies) {
   }
   // Key 17's record damaged in the log, and the whole index zeroed.
   Patch(k.log_offset + v17.log_offset + 40, "XX");
-  Patch(k.region_offset,
+  Patch(k.index_offset,
         std::string(index_format::PhysicalBuckets(k.bucket_count) * 64, 0));
   Outcome r = Kvadmin("restore --yes --pool=" + pool_ + " --snapshot=" + dir_ +
                       "/snap");
@@ -423,7 +423,7 @@ class BadSnapshotTest : public SnapshotTest {
     MakePool(60);
     ASSERT_EQ(Snap(dir_ + "/good").code, 0);
     // Damage the index too: a restore that wrongly went ahead would show.
-    Patch(Info("a").region_offset, std::string(4096, '\0'));
+    Patch(Info("a").index_offset, std::string(4096, '\0'));
     pool_bytes_ = ReadFile(pool_);
   }
   // `info_too`: snapshot-info (which reads only meta and catalog) must
@@ -594,7 +594,7 @@ TEST_F(SnapshotTest, UncleanPoolNewestVersionWinsAndTornSlotsAreSkipped) {
   auto ks = (*pool)->CreateKeyspace("a", Small());
   ASSERT_TRUE(ks.ok());
   const auto* index =
-      reinterpret_cast<const uint64_t*>(base + (*ks)->info().region_offset);
+      reinterpret_cast<const uint64_t*>(base + (*ks)->info().index_offset);
   const size_t slots =
       index_format::PhysicalBuckets((*ks)->info().bucket_count) * 8;
   store::Writer w(*ks);
@@ -606,13 +606,13 @@ TEST_F(SnapshotTest, UncleanPoolNewestVersionWinsAndTornSlotsAreSkipped) {
   ASSERT_TRUE(w.Put("other", "x").ok());
   std::string image(reinterpret_cast<const char*>(base), kSize);
   // The old version's slot back, and a slot to 64 zero bytes of the log.
-  std::memcpy(image.data() + (*ks)->info().region_offset + pos * 8, &old_slot,
+  std::memcpy(image.data() + (*ks)->info().index_offset + pos * 8, &old_slot,
               8);
   size_t empty = 0;
   while (index[empty] != 0 || empty == pos) empty++;
   ASSERT_LT(empty, slots);
   const uint64_t torn = index_format::PackSlot({0x1234, 1, 1000});
-  std::memcpy(image.data() + (*ks)->info().region_offset + empty * 8, &torn, 8);
+  std::memcpy(image.data() + (*ks)->info().index_offset + empty * 8, &torn, 8);
   // Taken while the pool is open, the image is not marked cleanly closed:
   // read-only opens leave both slots as they are.
   std::ofstream(pool_, std::ios::binary) << image;

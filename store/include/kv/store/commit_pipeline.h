@@ -78,6 +78,12 @@ class CommitPipeline {
   struct Item;
   class Batch;
 
+  // Stages 2–4 for one item, on the calling thread.
+  void RunAlone(Item* item);
+  // After the stages: items refused for a full neighbourhood are decided
+  // again after a growth; then a growth if the load calls for one.
+  void GrowAndRetry(Caller* me);
+
   void Run(Caller* const* callers, size_t n);
 
   Keyspace* const ks_;

@@ -37,6 +37,7 @@
 namespace kv::store {
 
 class CommitPipeline;
+class Index;
 class SegmentTable;
 
 class Keyspace {
@@ -70,6 +71,29 @@ class Keyspace {
   // cleanly closed.
   void PersistIndex();
 
+  // Doubles the index online (docs/format.md, "Index growth"): buckets
+  // split in place by one more hash bit, the new buckets taking the log's
+  // first segments; the catalog entry update (the growth sink) is the
+  // commit point. Commits wait meanwhile; lock-free readers (Get, remote
+  // clients) never conclude "absent" from the old geometry (the fence,
+  // kv/index_format.h). Commits call it by themselves when the load passes
+  // kGrowLoad or a new key finds its neighbourhood full; tests and tools
+  // may call it directly. Errors: no_space (the log's first segments are
+  // in use or the log is too small: the log is full), busy (a moved slot
+  // found no room: nothing changed), permission_denied (read-only), and
+  // what the growth sink returns (nothing changed).
+  Status GrowIndex();
+  // Keys per slot above which a commit grows the index: below where a
+  // full neighbourhood (16 slots) becomes likely (~0.28 at a million
+  // buckets).
+  static constexpr double kGrowLoad = 0.25;
+  // Pool: persists a growth's new bucket_count and generation in the
+  // keyspace's catalog entry.
+  void SetGrowthSink(
+      std::function<Status(uint64_t bucket_count, uint64_t generation)> sink) {
+    growth_sink_ = std::move(sink);
+  }
+
   const std::string& name() const { return name_; }
   uint32_t id() const { return id_; }
   KeyspaceInfo info() const;
@@ -100,20 +124,24 @@ class Keyspace {
   void SetEpochSink(std::function<Status(uint64_t epoch)> sink) {
     epoch_sink_ = std::move(sink);
   }
+  // Tests: the next GrantSegment takes `segment` if it is free (grants
+  // take the highest free segment otherwise).
+  void PreferSegmentForTesting(uint32_t segment);
   // Tests: the next sequence NextSequence() hands out.
   void SetNextSequenceForTesting(uint64_t next) { next_sequence_.store(next); }
   static constexpr int kEpochShift = 40;
   // Where the log starts in the mapping (writers copy records there).
   uint8_t* log_base() const { return log_; }
-  // The bytes a server registers: the keyspace's region (index and log,
-  // contiguous in the pool) and where each lies in it. Remote readers get
-  // a read-only registration of the region; a writer a write registration
-  // of GrantBytes(grant) only.
+  // The bytes a server registers: the keyspace's region (index header,
+  // index and log, contiguous in the pool) and where each lies in it.
+  // Remote readers get a read-only registration of the region; a writer a
+  // write registration of GrantBytes(grant) only. The index header is at
+  // offset 0; index_size is the current geometry's (it grows).
   struct Region {
     uint8_t* base = nullptr;
     uint64_t size = 0;
     uint64_t index_offset = 0;  // from base
-    uint64_t index_size = 0;    // PhysicalBuckets * 64
+    uint64_t index_size = 0;    // PhysicalBuckets * 64, now
     uint64_t log_offset = 0;    // from base
     uint64_t log_size = 0;
   };
@@ -225,7 +253,6 @@ class Keyspace {
   struct Prepared {
     record_format::RecordView view;
     uint64_t log_off = 0;
-    uint64_t home = 0;
     uint64_t new_slot = 0;
   };
   // Stage 2 (decide): what a request became under its key's stripe.
@@ -246,25 +273,44 @@ class Keyspace {
     uint64_t slot_value = 0;
     bool stored = false;           // kReserved: slot_value is in *slot
     uint64_t* old_slot = nullptr;  // the key's previous slot, or nullptr
+    bool index_full = false;  // kDone, no_space: the neighbourhood is full
+    uint64_t index_generation = 0;  // index_full: the geometry decided in
   };
 
-  uint64_t* Bucket(uint64_t b) const;
-  std::mutex& StripeFor(uint64_t home) const;
+  // The key's stripe (commit_pipeline.cc takes it).
+  std::mutex& StripeFor(uint64_t hash) const;
+  // The index's resize lock, held shared by a pipeline batch (decide to
+  // publish) and by index walks.
+  const Index& index() const { return *index_; }
   // Slot bounds: a record inside the log, not crossing a segment.
   bool SlotInBounds(uint64_t slot) const {
     return index_format::SlotInBounds(slot, log_size_, segment_size_);
   }
-  index_lookup::Geometry geometry() const {
-    return {id_, bucket_count_, log_size_, segment_size_};
+  index_lookup::Geometry geometry(uint64_t bucket_count) const {
+    return {id_, bucket_count, log_size_, segment_size_};
   }
+  // Whether the load calls for a growth.
+  bool NeedsGrowth() const;
+  // Grows unless the index's generation has moved past `generation`
+  // already (another caller grew it): ok then.
+  Status GrowIndexFrom(uint64_t generation);
+  // One growth attempt to `bucket_count` buckets; caller holds the index
+  // exclusively (keyspace_grow.cc). busy: a moved slot found no room.
+  Status GrowTo(uint64_t bucket_count, uint64_t generation);
+  // After a commit: grows when NeedsGrowth(); after a growth that failed
+  // (the log full), tries again only a second later.
+  void MaybeGrow();
   // Finds the slot holding `key` in its neighbourhood (caller holds the
   // stripe, or accepts races). Returns false when absent.
   bool FindSlot(std::string_view key, uint64_t hash, Found* out) const;
   Status PersistSlot(uint64_t* slot, uint64_t value);
   // Stage 1: bounds, claim, record (keyspace_commit.cc).
   Result<Prepared> PrepareCommit(const CommitRequest& r);
-  // Stage 2, caller holds the key's stripe: condition, sequence, slot
-  // (stored when `store_slot`, else reserved). Persists nothing.
+  // Stage 2, caller holds the key's stripe and the index shared:
+  // condition, sequence, slot (stored when `store_slot`, else reserved).
+  // Persists nothing. A new key whose neighbourhood is full is refused
+  // with no_space and d->index_full (the pipeline grows the index and
+  // decides it again).
   void Decide(const CommitRequest& r, const Prepared& p, bool store_slot,
               Decided* d);
   // Stage 3 for kReserved puts: one MakeDurable of their records (and
@@ -277,22 +323,17 @@ class Keyspace {
   // A kOrdered decision, after every earlier decision reached its commit
   // point; caller still holds the stripe. Sets d->status.
   void CompleteOrdered(Decided* d, CommitPoint* point);
-  // Takes an empty slot of home's buckets: stores `value` when `store`,
-  // else only reserves the slot (StoreReserved publishes it,
-  // ReleaseReserved gives it back). Writers of other home buckets may
-  // race for it: every taker first sets the slot's bit in reserved_.
-  // nullptr when all are taken.
-  uint64_t* TakeEmptySlot(uint64_t home, uint64_t value, bool store);
-  void StoreReserved(uint64_t* slot, uint64_t value);
-  void ReleaseReserved(uint64_t* slot);
-  std::atomic<uint8_t>& ReservedBits(const uint64_t* slot, uint8_t* bit) const;
   // Grants from the segment table and zeroes the writable part, after
   // persisting the pending clears.
   Result<SegmentGrant> GrantZeroed(GrantPurpose purpose);
   void PersistPendingClears();
-  // Why the slot at index i cannot be a committed version ("" if it can).
+  // Why the slot at index i cannot be a committed version ("" if it can):
+  // the one rule recovery, Check, the slot walk and growth apply.
   std::string SlotProblem(uint64_t i, uint64_t v,
                           record_format::RecordView* view) const;
+  // Segments at the log's start that an index of `bucket_count` buckets
+  // covers (keyspace_grow.cc).
+  uint32_t SegmentsUnderIndex(uint64_t bucket_count) const;
   // Unclean recovery: clears torn and duplicate slots (durably).
   void RepairAfterCrash(std::vector<std::string>* notes);
   // Calls fn(i, j, older) for each pair of slots holding the same key;
@@ -304,8 +345,6 @@ class Keyspace {
 
   const std::string name_;
   const uint32_t id_;
-  const uint64_t bucket_count_;
-  uint8_t* const index_;
   uint8_t* const log_;
   const uint64_t log_size_;
   const uint32_t segment_size_;
@@ -316,10 +355,12 @@ class Keyspace {
   const bool read_only_;
   bool unclean_ = false;  // not closed cleanly (repaired unless read-only)
   std::unique_ptr<SegmentTable> segments_;
-  std::unique_ptr<std::mutex[]> stripes_;
-  // One bit per index slot (a byte per bucket): set while a taker holds
-  // the empty slot (TakeEmptySlot), until it stored its value.
-  std::unique_ptr<std::atomic<uint8_t>[]> reserved_;
+  std::unique_ptr<Index> index_;
+  // One growth at a time (taken before the index's resize lock).
+  std::mutex grow_mu_;
+  std::function<Status(uint64_t, uint64_t)> growth_sink_;
+  std::atomic<uint64_t> growths_{0};
+  std::atomic<int64_t> next_auto_growth_ns_{0};  // steady clock
   std::unique_ptr<CommitPipeline> pipeline_;
   std::mutex clean_mu_;
   // Old slots that updates cleared without a persist; a grant persists

@@ -32,9 +32,12 @@ inline uint64_t IndexBytes(uint64_t bucket_count) {
   return (raw + align - 1) / align * align;
 }
 
-// Bytes of the index region of a keyspace sized for `index_capacity` keys.
+// Bytes before the log in a keyspace's region when its index starts sized
+// for `index_capacity` keys: the index header page and the initial index
+// (which grows over the log's first segments later).
 inline uint64_t IndexRegionBytes(uint64_t index_capacity) {
-  return IndexBytes(BucketCountFor(index_capacity));
+  return index_format::kIndexHeaderBytes +
+         IndexBytes(BucketCountFor(index_capacity));
 }
 
 // The smallest log: one segment for writers, plus the two the keyspace

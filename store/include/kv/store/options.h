@@ -49,7 +49,9 @@ struct KeyspaceInfo {
   uint32_t id = 0;
   uint64_t region_offset = 0;
   uint64_t region_size = 0;
-  uint64_t bucket_count = 0;
+  // Absolute, in the pool: the index header page is at region_offset.
+  uint64_t index_offset = 0;
+  uint64_t bucket_count = 0;  // now (the index grows)
   uint64_t log_offset = 0;
   uint64_t log_size = 0;
   uint32_t segment_size = 0;

@@ -7,7 +7,9 @@
 //   [0, 4096)        superblock copy A
 //   [4096, 8192)     superblock copy B
 //   [8192, 40960)    catalog: kCatalogSlots slots x 2 copies x 256 bytes
-//   [65536, size)    data area: keyspace regions (index, then log)
+//   [65536, size)    data area: keyspace regions (index header page,
+//                    index, then log; a growing index extends over the
+//                    log's first segments)
 #ifndef KV_STORE_POOL_FORMAT_H_
 #define KV_STORE_POOL_FORMAT_H_
 
@@ -17,7 +19,8 @@
 namespace kv::store::pool_format {
 
 inline constexpr char kMagic[8] = {'R', 'P', 'K', 'V', 'P', 'O', 'O', 'L'};
-inline constexpr uint32_t kFormatVersion = 1;
+// 2: the index grows online (index header page, index_generation).
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint64_t kSuperblockOffset[2] = {0, 4096};
 inline constexpr uint64_t kCatalogOffset = 8192;
 inline constexpr uint32_t kCatalogSlots = 64;
@@ -60,8 +63,10 @@ struct CatalogEntry {
   char name[64];  // 1..63 bytes, NUL-padded
   uint64_t region_offset;
   uint64_t region_size;
-  uint64_t index_offset;
-  uint64_t bucket_count;  // power of two; PhysicalBuckets() are on media
+  uint64_t index_offset;  // region_offset + kIndexHeaderBytes
+  // Power of two; PhysicalBuckets() are on media. Doubles with each index
+  // growth (the entry update is the growth's commit point).
+  uint64_t bucket_count;
   uint64_t log_offset;
   uint64_t log_size;  // multiple of segment_size
   uint32_t segment_size;
@@ -70,7 +75,9 @@ struct CatalogEntry {
   // open_epoch of the last writable open that closed cleanly (index fully
   // persisted); != open_epoch means recovery must repair (Keyspace::Recover).
   uint64_t clean_epoch;
-  uint8_t reserved[96];
+  // 1 at create, +1 per index growth (the index header publishes it).
+  uint64_t index_generation;
+  uint8_t reserved[88];
 };
 static_assert(sizeof(CatalogEntry) == kCatalogEntrySize);
 
