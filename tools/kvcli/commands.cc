@@ -326,6 +326,12 @@ double Percent(uint64_t part, uint64_t whole) {
              : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
 }
 
+// Slots used / slots, as INFO's index_load.
+double IndexLoad(uint64_t used, uint64_t slots) {
+  return slots == 0 ? 0.0
+                    : static_cast<double>(used) / static_cast<double>(slots);
+}
+
 // The index's geometry, as kvadmin info words it (tools/kvadmin/
 // commands.cc): "1024 buckets, 3 growths, load 0.734".
 std::string IndexLine(uint64_t buckets, uint64_t growths, uint64_t used,
@@ -334,8 +340,7 @@ std::string IndexLine(uint64_t buckets, uint64_t growths, uint64_t used,
   snprintf(buf, sizeof(buf), "%llu buckets, %llu growth%s, load %.3f",
            static_cast<unsigned long long>(buckets),
            static_cast<unsigned long long>(growths), growths == 1 ? "" : "s",
-           slots == 0 ? 0.0
-                      : static_cast<double>(used) / static_cast<double>(slots));
+           IndexLoad(used, slots));
   return buf;
 }
 
@@ -372,7 +377,9 @@ Reply Info(Context& c, const Args&) {
             "\n  index: " + IndexLine(v["index_buckets"], v["index_growths"],
                                       v["index_slots_used"], v["index_slots"]);
         r.json.Number("index_buckets", v["index_buckets"])
-            .Number("index_growths", v["index_growths"]);
+            .Number("index_growths", v["index_growths"])
+            .Double("index_load",
+                    IndexLoad(v["index_slots_used"], v["index_slots"]));
       }
     }
   }
