@@ -30,7 +30,9 @@ DEFINE_string(provider, "auto",
 DEFINE_string(segment_size, "4M",
               "log segment size of keyspaces this server creates");
 DEFINE_uint64(index_capacity, 65536,
-              "keys the index of a keyspace this server creates is sized for");
+              "keys the index of a keyspace this server creates starts sized "
+              "for (a hint: the index grows online as keys arrive, over the "
+              "keyspace's log)");
 DEFINE_uint32(max_connections, 10000,
               "connections served at once (an idle one costs ~20 KiB and a "
               "few fds: server/README.md, \"Workers\")");

@@ -113,10 +113,10 @@ void CommitPipeline::GrowAndRetry(Caller* me) {
     for (int round = 0; round < 3 && it.decided.index_full; round++) {
       Status st = ks_->GrowIndexFrom(it.decided.index_generation);
       if (!st.ok()) {
-        it.decided.status =
-            Status::NoSpace("this key's index slots are taken and the index "
-                            "cannot grow: " +
-                            st.message());
+        it.decided.status = Status::NoSpace(
+            "this key's index slots are taken and the index "
+            "cannot grow: " +
+            st.message());
         break;
       }
       RunAlone(&it);

@@ -63,7 +63,8 @@ class Index {
   }
 
   uint64_t* Bucket(uint64_t b) const {
-    return reinterpret_cast<uint64_t*>(buckets_ + b * index_format::kBucketSize);
+    return reinterpret_cast<uint64_t*>(buckets_ +
+                                       b * index_format::kBucketSize);
   }
   uint64_t* Slot(uint64_t i) const {
     return reinterpret_cast<uint64_t*>(buckets_) + i;

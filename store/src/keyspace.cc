@@ -37,10 +37,9 @@ Keyspace::Keyspace(const pool_format::CatalogEntry& e, Mapping* mapping,
       segments_(std::make_unique<SegmentTable>(
           static_cast<uint32_t>(e.log_size / e.segment_size), e.segment_size,
           grace_period)),
-      index_(std::make_unique<Index>(mapping->base() + e.region_offset,
-                                     mapping->base() + e.index_offset,
-                                     e.bucket_count, e.index_generation,
-                                     mapping->persister())),
+      index_(std::make_unique<Index>(
+          mapping->base() + e.region_offset, mapping->base() + e.index_offset,
+          e.bucket_count, e.index_generation, mapping->persister())),
       pipeline_(std::make_unique<CommitPipeline>(this)) {}
 
 Keyspace::~Keyspace() = default;
@@ -81,7 +80,8 @@ void Keyspace::Recover(uint64_t open_epoch, bool unclean,
   index_->ForEachSlot([&](uint64_t, uint64_t v) {
     // Check() reports bad slots (also one into the index's segments).
     if (!SlotInBounds(v)) return true;
-    const auto seg = static_cast<uint32_t>(ix::SlotLogOffset(v) / segment_size_);
+    const auto seg =
+        static_cast<uint32_t>(ix::SlotLogOffset(v) / segment_size_);
     if (seg < under_index) return true;
     segments_->RecoverLive(seg, ix::SlotRecordBytes(v));
     keys++;
@@ -207,6 +207,7 @@ Status Keyspace::Get(std::string_view key, std::string* value,
     const Index::Geometry geo = index_->geometry();
     const uint64_t home = ix::HomeBucket(hash, geo.bucket_count);
     const uint64_t* live = index_->Bucket(home);
+    if (read_hook_) read_hook_();
     // The same algorithm a remote client runs over its copy of the
     // neighbourhood (kv/index_lookup.h); here the records are read in
     // place, so a slot that changed meanwhile means start over.

@@ -65,8 +65,15 @@ Status Keyspace::MoveRecord(uint64_t* slot, uint64_t old_value,
 Result<uint32_t> Keyspace::Clean(double max_live_ratio, size_t max_segments) {
   if (read_only_) return Status::PermissionDenied("pool opened read-only");
   std::lock_guard<std::mutex> clean_lock(clean_mu_);
-  const std::vector<uint32_t> victims =
-      segments_->PickVictims(max_live_ratio, max_segments);
+  return CleanVictims(segments_->PickVictims(max_live_ratio, max_segments));
+}
+
+Status Keyspace::EvacuateFront(uint32_t end) {
+  std::lock_guard<std::mutex> clean_lock(clean_mu_);
+  return CleanVictims(segments_->PickFront(end)).status();
+}
+
+Result<uint32_t> Keyspace::CleanVictims(const std::vector<uint32_t>& victims) {
   if (victims.empty()) return 0u;
   std::vector<bool> is_victim(segments_->count(), false);
   for (uint32_t v : victims) is_victim[v] = true;
@@ -76,15 +83,12 @@ Result<uint32_t> Keyspace::Clean(double max_live_ratio, size_t max_segments) {
   Status st;
   // Slots stay put meanwhile: a growth waits for the cleaner's pass.
   Index::Reading reading(*index_);
-  const uint64_t slots = index_->PhysicalSlots();
-  uint64_t* all = index_->Slot(0);
-  for (uint64_t i = 0; i < slots && st.ok(); i++) {
-    const uint64_t v = __atomic_load_n(&all[i], __ATOMIC_ACQUIRE);
-    if (v == 0 || !SlotInBounds(v)) continue;
-    const uint64_t off = ix::SlotLogOffset(v);
-    if (!is_victim[off / segment_size_]) continue;
-    st = MoveRecord(&all[i], v, &grant, &have_grant);
-  }
+  index_->ForEachSlot([&](uint64_t i, uint64_t v) {
+    if (!SlotInBounds(v)) return true;
+    if (!is_victim[ix::SlotLogOffset(v) / segment_size_]) return true;
+    st = MoveRecord(index_->Slot(i), v, &grant, &have_grant);
+    return st.ok();
+  });
   // Victims whose records all moved become quarantined here; after a
   // failure (no_space) they are simply sealed again.
   for (uint32_t v : victims) segments_->FinishCleaning(v);

@@ -12,9 +12,11 @@
 //
 // Steps, under the index's resize lock held exclusively (no commit holds a
 // slot between decide and publish, no cleaner move runs):
+//   0. (before the lock, commits going on) records in sealed segments the
+//      doubled index needs are moved out, as the cleaner moves them;
 //   1. the log's first segments that the doubled index covers go to the
-//      index (only free ones: the log grants its highest segments first),
-//      and the new buckets are zeroed and persisted;
+//      index (only free or quarantined ones: the log grants its highest
+//      segments first), and the new buckets are zeroed and persisted;
 //   2. every slot whose home changes is copied into its new neighbourhood
 //      and the copies persisted; the old copies stay, so readers of the
 //      old geometry still find every key;
@@ -85,6 +87,11 @@ Status Keyspace::GrowIndexFrom(uint64_t generation) {
   if (read_only_) return Status::PermissionDenied("pool opened read-only");
   std::lock_guard<std::mutex> one_growth(grow_mu_);
   if (index_->geometry().generation != generation) return Status::Ok();
+  // Room first, while commits go on: records in the sealed segments a
+  // doubling would take move out, as the cleaner moves them. (A segment a
+  // writer holds cannot move: then the log is full, and RetireFront says
+  // so.)
+  (void)EvacuateFront(SegmentsUnderIndex(2 * index_->bucket_count()));
   Index::Resizing resizing(*index_);
   // Twice the buckets; four or eight times when a doubling cannot place
   // every moved slot (the old probe bucket keeps its old copies until
@@ -145,9 +152,9 @@ Status Keyspace::GrowTo(uint64_t n2, uint64_t generation) {
     index_->UndoCopies(moves);
     persister_->Persist(changed, changed_len);
     segments_->UnretireFrom(under_old);
-    return Status(st.code(), "keyspace '" + name_ +
-                                 "': recording the grown index: " +
-                                 st.message());
+    return Status(
+        st.code(),
+        "keyspace '" + name_ + "': recording the grown index: " + st.message());
   }
   // 4. Current, and published to remote readers.
   index_->SwitchTo(n2);

@@ -81,7 +81,6 @@ void Keyspace::ForEachDuplicate(
 }
 
 void Keyspace::RepairAfterCrash(std::vector<std::string>* notes) {
-  const uint64_t slots = index_->PhysicalSlots();
   uint64_t* all = index_->Slot(0);
   const std::string ks = "keyspace '" + name_ + "': ";
   auto clear = [&](uint64_t i, const std::string& why) {
@@ -89,16 +88,19 @@ void Keyspace::RepairAfterCrash(std::vector<std::string>* notes) {
     persister_->Persist(&all[i], sizeof(uint64_t));
     notes->push_back(ks + "cleared " + SlotName(i) + " " + why);
   };
-  for (uint64_t i = 0; i < slots; i++) {
-    const uint64_t v = LoadSlot(&all[i]);
+  index_->ForEachSlot([&](uint64_t i, uint64_t v) {
     // Out-of-bounds slots cannot come from a commit: left for Check().
-    if (v == 0 || !SlotInBounds(v)) continue;
+    if (!SlotInBounds(v)) return true;
     rf::RecordView view;
     const std::string why = SlotProblem(i, v, &view);
     if (!why.empty()) {
-      clear(i, "(a commit the crash interrupted; its record: " + why + ")");
+      clear(i,
+            "(a commit the crash interrupted, or an index growth; its "
+            "record: " +
+                why + ")");
     }
-  }
+    return true;
+  });
   ForEachDuplicate([&](uint64_t i, uint64_t j, uint64_t older) {
     if (LoadSlot(&all[i]) == 0 || LoadSlot(&all[j]) == 0) return;
     clear(older, "(an older version of the key " +

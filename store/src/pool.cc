@@ -168,17 +168,17 @@ void Pool::AttachEpochSink(Keyspace* ks, uint32_t slot) {
     return WriteEntry(slot, e);
   });
   // An index growth's commit point: the entry names the doubled index.
-  ks->SetGrowthSink([this, slot, id](uint64_t bucket_count,
-                                     uint64_t generation) {
-    std::lock_guard<std::mutex> lock(mu_);
-    pf::CatalogEntry e = slots_[slot].entry;
-    if (e.state != kLive || e.keyspace_id != id) {
-      return Status::Unavailable("the keyspace was dropped");
-    }
-    e.bucket_count = bucket_count;
-    e.index_generation = generation;
-    return WriteEntry(slot, e);
-  });
+  ks->SetGrowthSink(
+      [this, slot, id](uint64_t bucket_count, uint64_t generation) {
+        std::lock_guard<std::mutex> lock(mu_);
+        pf::CatalogEntry e = slots_[slot].entry;
+        if (e.state != kLive || e.keyspace_id != id) {
+          return Status::Unavailable("the keyspace was dropped");
+        }
+        e.bucket_count = bucket_count;
+        e.index_generation = generation;
+        return WriteEntry(slot, e);
+      });
 }
 
 Status Pool::WriteEntry(uint32_t slot, pf::CatalogEntry entry) {

@@ -70,23 +70,30 @@ Status SegmentTable::RetireFront(uint32_t n) {
                            std::to_string(n) + " of its " +
                            std::to_string(count_) + " segments");
   }
-  const uint32_t more = n - under_index_;
   uint32_t busy = 0;
+  uint32_t free_among = 0;
   for (uint32_t i = under_index_; i < n; i++) {
-    busy += segs_[i].state != State::kFree ? 1 : 0;
+    busy +=
+        segs_[i].state != State::kFree && segs_[i].state != State::kQuarantine
+            ? 1
+            : 0;
+    free_among += segs_[i].state == State::kFree ? 1 : 0;
   }
-  if (busy > 0 || free_.size() < more + kCleanerReserve + kDeleteReserve) {
+  if (busy > 0 ||
+      free_.size() < free_among + kCleanerReserve + kDeleteReserve) {
     return Status::NoSpace(
         "keyspace log full: the index needs segments " +
         std::to_string(under_index_) + ".." + std::to_string(n - 1) +
         " to grow (" + std::to_string(busy) + " in use, " +
         std::to_string(free_.size()) +
-        " free in all); delete keys or run the cleaner");
+        " free in all); delete keys (the cleaner wins their room back) or "
+        "use a larger pool");
   }
   for (uint32_t i = under_index_; i < n; i++) {
+    auto& list = segs_[i].state == State::kFree ? free_ : quarantine_;
+    list.erase(std::find(list.begin(), list.end(), i));
     segs_[i] = Seg{};
     segs_[i].state = State::kIndex;
-    free_.erase(std::find(free_.begin(), free_.end(), i));
   }
   under_index_ = n;
   return Status::Ok();
@@ -126,7 +133,8 @@ Result<SegmentGrant> SegmentTable::Grant(Purpose purpose) {
     return Status::NoSpace(
         "keyspace log full: no free segment (" + std::to_string(count_) +
         " segments, " + std::to_string(quarantine_.size()) +
-        " waiting out the grace period); delete keys or run the cleaner");
+        " waiting out the grace period); delete keys (the cleaner wins "
+        "their room back) or use a larger pool");
   }
   Seg& s = segs_[i];
   s.state = State::kOpen;
@@ -239,6 +247,18 @@ std::vector<uint32_t> SegmentTable::PickVictims(double max_live_ratio,
   });
   if (v.size() > max) v.resize(max);
   for (uint32_t i : v) segs_[i].state = State::kCleaning;
+  return v;
+}
+
+std::vector<uint32_t> SegmentTable::PickFront(uint32_t end) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint32_t> v;
+  for (uint32_t i = under_index_; i < std::min(end, count_); i++) {
+    if (segs_[i].state == State::kSealed) {
+      segs_[i].state = State::kCleaning;
+      v.push_back(i);
+    }
+  }
   return v;
 }
 

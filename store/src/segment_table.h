@@ -41,11 +41,12 @@ class SegmentTable {
   // Tests: the next Grant takes `segment` if it is free.
   void PreferForTesting(uint32_t segment) { prefer_ = segment; }
 
-  // Index growth: segments [0, n) go to the index. Only free segments can
-  // (a free one is granted highest-numbered first, so the first ones stay
-  // free longest), and the grant reserves stay free. no_space otherwise
-  // (the log is full). RetireFront(n) with n at or below what the index
-  // holds is a no-op.
+  // Index growth: segments [0, n) go to the index. Only free or
+  // quarantined ones can (a free one is granted highest-numbered first, so
+  // the first ones stay free longest; a quarantined one is as safe to
+  // overwrite as to regrant: a reader detects the reuse by CRC), and the
+  // grant reserves stay free. no_space otherwise (the log is full).
+  // RetireFront(n) with n at or below what the index holds is a no-op.
   Status RetireFront(uint32_t n);
   // Gives segments [n, current) back (a growth that did not commit).
   void UnretireFrom(uint32_t n);
@@ -82,6 +83,9 @@ class SegmentTable {
   // segment, least live first, at most `max` of them; marked as being
   // cleaned (not granted, not picked again) until FinishCleaning.
   std::vector<uint32_t> PickVictims(double max_live_ratio, size_t max);
+  // The sealed segments among the first `end` (past those the index holds),
+  // marked as being cleaned like PickVictims' (index growth makes room).
+  std::vector<uint32_t> PickFront(uint32_t end);
   // The cleaner moved everything out of `segment` (or gave up).
   void FinishCleaning(uint32_t segment);
 

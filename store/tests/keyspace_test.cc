@@ -202,7 +202,8 @@ TEST_F(KeyspaceTest, IndexFullIsNoSpace) {
     if (r.ok()) stored++;
   }
   EXPECT_TRUE(last.IsNoSpace()) << last.ToString();
-  EXPECT_NE(last.message().find("cannot grow"), std::string::npos) << last.ToString();
+  EXPECT_NE(last.message().find("cannot grow"), std::string::npos)
+      << last.ToString();
   EXPECT_EQ(stored, 16);
   EXPECT_TRUE(pool_->Check().ok());
 }

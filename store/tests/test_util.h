@@ -37,7 +37,6 @@ class TempDir {
   std::string path_;
 };
 
-// Options for a small keyspace with small segments (segments fill quickly).
 // Makes every index growth of `ks` fail at its commit point, as the
 // catalog write of a full device would: the tests of the paths a full
 // neighbourhood takes (the index would otherwise grow out of it).
@@ -47,6 +46,7 @@ inline void RefuseIndexGrowth(Keyspace* ks) {
   });
 }
 
+// Options for a small keyspace with small segments (segments fill quickly).
 inline KeyspaceOptions SmallKeyspace(uint64_t log_size = 256 * 1024) {
   KeyspaceOptions o;
   o.index_capacity = 1024;

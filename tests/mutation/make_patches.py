@@ -144,17 +144,17 @@ m('grant-no-pending-clears', KS,
   '''  // Zero''',
   'grant: pending clears not persisted before a segment is rewritten')
 m('close-no-index-persist', KS,
-  '''  persister_->Persist(index_,
-                      ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize);
+  '''  persister_->Persist(index_->buckets(),
+                      Index::BytesFor(index_->bucket_count()));
 }''',
   '''}''',
   'clean close: index not persisted before the clean flag')
 m('close-half-index', KS,
-  '''  persister_->Persist(index_,
-                      ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize);
+  '''  persister_->Persist(index_->buckets(),
+                      Index::BytesFor(index_->bucket_count()));
 }''',
-  '''  persister_->Persist(index_,
-                      ix::PhysicalBuckets(bucket_count_) * ix::kBucketSize / 2);
+  '''  persister_->Persist(index_->buckets(),
+                      Index::BytesFor(index_->bucket_count()) / 2);
 }''',
   'clean close: only the first half of the index persisted')
 
@@ -803,8 +803,8 @@ m('commit-point-skips-persist', CP,
     return Status::Ok();''',
   'local commit point: acknowledges without persisting')
 m('strict-publish-before-durable', KC,
-  '''    uint64_t* slot = TakeEmptySlot(p.home, p.new_slot, store_slot);''',
-  '''    uint64_t* slot = TakeEmptySlot(p.home, p.new_slot, true);''',
+  '''    uint64_t* slot = index_->TakeEmptySlot(home, p.new_slot, store_slot);''',
+  '''    uint64_t* slot = index_->TakeEmptySlot(home, p.new_slot, true);''',
   "strict mode: a put's slot stored at decide, visible before the commit point")
 m('pipeline-results-out-of-order', PL,
   '''  // Results in request order.
@@ -923,6 +923,67 @@ m('worker-commits-after-acks', WK,
 RF='store/include/kv/record_format.h'
 src = open(os.path.join(root, RF)).read()
 # locate the CRC comparison and the unsealed rule for the two header mutants
+# Index growth (issue 21): keyspace_grow.cc, index.cc, the fence in Get,
+# recovery of an interrupted growth. Numbered after the server's.
+KG='store/src/keyspace_grow.cc'
+IX='store/src/index.cc'
+m('growth-copies-not-persisted', KG,
+  '''  persister_->Persist(changed, changed_len);
+  // 3. The commit point.''',
+  '''  // 3. The commit point.''',
+  'growth: moved copies not persisted before the catalog commit point')
+m('growth-clear-before-commit', KG,
+  '''  // 3. The commit point.
+  st = growth_sink_ ? growth_sink_(n2, generation + 1) : Status::Ok();''',
+  '''  index_->ClearMovedFrom(moves);
+  // 3. The commit point.
+  st = growth_sink_ ? growth_sink_(n2, generation + 1) : Status::Ok();''',
+  'growth: old positions cleared before the commit point (a crash loses moved keys)')
+m('growth-new-buckets-not-zeroed', KG,
+  '''  std::memset(fresh, 0, fresh_len);''',
+  '',
+  "growth: new buckets keep the log segments' old bytes")
+m('growth-takes-busy-segments', 'store/src/segment_table.cc',
+  '''  if (busy > 0 ||
+      free_.size() < free_among + kCleanerReserve + kDeleteReserve) {''',
+  '''  if (free_.size() < free_among) {''',
+  'growth: the index takes log segments that hold records')
+m('growth-sink-error-ignored', KG,
+  '''  if (!st.ok()) {
+    index_->UndoCopies(moves);''',
+  '''  if (false) {
+    index_->UndoCopies(moves);''',
+  'growth: a failed catalog write still switches the geometry')
+m('growth-move-ignores-neighbour-bucket', IX,
+  '''    if (b < home || b >= home + ix::kProbeBuckets) continue;  // Check's''',
+  '''    if (b != home) continue;''',
+  'growth: slots in the probe bucket never move (their key is lost to readers)')
+m('get-no-fence', KS,
+  '''    if (changed || !index_->Unchanged(geo)) continue;''',
+  '''    if (changed) continue;''',
+  "get: not_found concluded without checking the geometry (the readers' fence)")
+m('recover-keeps-strays', 'store/src/keyspace_recover.cc',
+  '''  if (b < home || b >= home + ix::kProbeBuckets) {
+    return "is outside its key's buckets";
+  }''',
+  '''  (void)home;
+  (void)b;''',
+  'recovery: copies an interrupted growth left outside their buckets stay')
+m('pipeline-no-retry-after-growth', PL,
+  '''      RunAlone(&it);
+    }''',
+  '''    }''',
+  'pipeline: a key refused for a full neighbourhood is not decided again after the growth')
+m('growth-no-evacuation', KG,
+  '''  (void)EvacuateFront(SegmentsUnderIndex(2 * index_->bucket_count()));
+''',
+  '',
+  "growth: records in the log's first segments are not moved out (no_space with free room)")
+m('no-automatic-growth', PL,
+  '''  ks_->MaybeGrow();''',
+  '',
+  'pipeline: the index never grows on load (only on a full neighbourhood)')
+
 for i,(name,path,old,new,what) in enumerate(M):
     if name in ('commit-no-crc-check', 'get-no-crc-check'):
         mm = re.search(r'\n(\s*)if \(([^\n]*[Cc]rc[^\n]*!=[^\n]*)\) \{', src)

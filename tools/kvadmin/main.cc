@@ -31,7 +31,8 @@ DEFINE_string(size, "", "pool size for create: bytes or with K/M/G/T suffix");
 DEFINE_string(keyspace, "", "keyspace name: 1..63 bytes of [A-Za-z0-9_.-]");
 DEFINE_string(name, "", "the same as --keyspace");
 DEFINE_uint64(index_capacity, 65536,
-              "keyspace create: keys the index is sized for");
+              "keyspace create: keys the index starts sized for (it grows "
+              "online as keys arrive)");
 DEFINE_string(segment_size, "4M", "keyspace create: log segment size");
 DEFINE_string(log_size, "0",
               "keyspace create: log size (0 = half of the largest free "

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "kv/store/pool.h"
+#include "kv/store/pool_format.h"
 #include "kv/store/pool_restore.h"
 #include "pool_walk.h"
 #include "snapshot_commands.h"
@@ -51,6 +52,17 @@ int Restore(const std::string& pool_path, const std::string& dir, bool force,
   if (!db.ok()) return Fail(err, db.status());
   Result<std::string> uuid = (*db)->Meta(sf::meta::kPoolUuid);
   if (!uuid.ok()) return Fail(err, uuid.status());
+  // Region layouts differ between pool formats (format 2 put the index
+  // header page before the index): a snapshot re-links slots by position.
+  Result<std::string> format = (*db)->Meta(sf::meta::kPoolFormatVersion);
+  if (!format.ok()) return Fail(err, format.status());
+  if (*format != std::to_string(store::pool_format::kFormatVersion)) {
+    return Fail(err, Status::InvalidArgument(
+                         "snapshot " + dir + " is of a format " + *format +
+                         " pool; this kvadmin restores format " +
+                         std::to_string(store::pool_format::kFormatVersion) +
+                         " snapshots only (nothing changed)"));
+  }
   Result<std::vector<sf::CatalogValue>> catalog = (*db)->Catalog();
   if (!catalog.ok()) return Fail(err, catalog.status());
 

@@ -127,6 +127,12 @@ class Keyspace {
   // Tests: the next GrantSegment takes `segment` if it is free (grants
   // take the highest free segment otherwise).
   void PreferSegmentForTesting(uint32_t segment);
+  // Tests: Get calls `hook` after it loaded the index geometry and before
+  // it reads the key's neighbourhood (a growth there is what the readers'
+  // fence is for). Set before concurrent use.
+  void SetReadHookForTesting(std::function<void()> hook) {
+    read_hook_ = std::move(hook);
+  }
   // Tests: the next sequence NextSequence() hands out.
   void SetNextSequenceForTesting(uint64_t next) { next_sequence_.store(next); }
   static constexpr int kEpochShift = 40;
@@ -273,7 +279,7 @@ class Keyspace {
     uint64_t slot_value = 0;
     bool stored = false;           // kReserved: slot_value is in *slot
     uint64_t* old_slot = nullptr;  // the key's previous slot, or nullptr
-    bool index_full = false;  // kDone, no_space: the neighbourhood is full
+    bool index_full = false;       // kDone, no_space: the neighbourhood is full
     uint64_t index_generation = 0;  // index_full: the geometry decided in
   };
 
@@ -342,6 +348,12 @@ class Keyspace {
                                                  uint64_t older)>& fn) const;
   Status MoveRecord(uint64_t* slot, uint64_t old_value, SegmentGrant* grant,
                     bool* have_grant);
+  // Moves the live records out of `victims` (marked kCleaning); caller
+  // holds clean_mu_. Returns how many were cleaned.
+  Result<uint32_t> CleanVictims(const std::vector<uint32_t>& victims);
+  // Index growth: moves the records out of the sealed segments among the
+  // log's first `end`, so that the grown index can take them.
+  Status EvacuateFront(uint32_t end);
 
   const std::string name_;
   const uint32_t id_;
@@ -361,6 +373,7 @@ class Keyspace {
   std::function<Status(uint64_t, uint64_t)> growth_sink_;
   std::atomic<uint64_t> growths_{0};
   std::atomic<int64_t> next_auto_growth_ns_{0};  // steady clock
+  std::function<void()> read_hook_;
   std::unique_ptr<CommitPipeline> pipeline_;
   std::mutex clean_mu_;
   // Old slots that updates cleared without a persist; a grant persists

@@ -83,9 +83,9 @@ struct KeyspaceStats {
   // growth") when index_slots_used passes kGrowLoad of index_slots or a
   // key's neighbourhood is full. Load factor = index_slots_used /
   // index_slots.
-  uint64_t index_buckets = 0;      // bucket_count (a power of two)
-  uint64_t index_growths = 0;      // doublings since the keyspace was made
-  uint64_t index_generation = 0;   // growths + 1: what the header publishes
+  uint64_t index_buckets = 0;     // bucket_count (a power of two)
+  uint64_t index_growths = 0;     // doublings since the keyspace was made
+  uint64_t index_generation = 0;  // growths + 1: what the header publishes
 };
 
 // What Check() found; ok() when no problem was found.

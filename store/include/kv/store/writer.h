@@ -35,8 +35,9 @@ class Writer {
   // Durable put: when it returns ok the value survives a crash. Commits
   // what is staged first (its results wait for CommitStaged). Errors:
   // invalid_argument (key not 1..1024 bytes, value over the keyspace's
-  // max), no_space (log or index full; the Writer never runs the cleaner —
-  // call Keyspace::Clean and retry), and whatever Commit returns.
+  // max), no_space (the log is full: the index grows by itself until the
+  // log is; the Writer never runs the cleaner — call Keyspace::Clean and
+  // retry), and whatever Commit returns.
   // With a condition (Commit's), condition_failed when it does not hold.
   Result<CommitResult> Put(std::string_view key, std::string_view value,
                            Condition condition = Condition::kNone,
