@@ -155,6 +155,38 @@ void Index::ClearMovedFrom(const std::vector<Move>& moves) {
   }
 }
 
+void Index::ClearLater(uint64_t* slot) {
+  __atomic_store_n(slot, 0, __ATOMIC_RELEASE);
+  std::lock_guard<std::mutex> lock(clears_mu_);
+  clears_.push_back(slot);
+}
+
+void Index::PersistClears() {
+  // Held until the clears are durable: a concurrent caller that found the
+  // list empty must not go on to rewrite a segment while clears another
+  // caller took are still being persisted.
+  std::lock_guard<std::mutex> persisting(clears_persist_mu_);
+  std::vector<uint64_t*> slots;
+  {
+    std::lock_guard<std::mutex> lock(clears_mu_);
+    slots.swap(clears_);
+  }
+  if (slots.empty()) return;
+  std::vector<Persister::Range> ranges;
+  ranges.reserve(slots.size());
+  for (uint64_t* slot : slots) ranges.push_back({slot, sizeof(uint64_t)});
+  persister_->PersistRanges(ranges.data(), ranges.size());
+}
+
+void Index::PersistAll() {
+  std::lock_guard<std::mutex> persisting(clears_persist_mu_);
+  {
+    std::lock_guard<std::mutex> lock(clears_mu_);
+    clears_.clear();  // covered by the whole-index persist below
+  }
+  persister_->Persist(buckets_, BytesFor(bucket_count()));
+}
+
 void Index::PublishHeader() {
   const Geometry g = geometry();
   uint8_t bytes[ix::kIndexHeaderSize];

@@ -157,8 +157,20 @@ class Index {
   void ClearMovedFrom(const std::vector<Move>& moves);
 
   // Writes the header for the current geometry and persists it (open,
-  // and SwitchToDoubled).
+  // and SwitchTo).
   void PublishHeader();
+
+  // Clears an updated key's old slot now and makes the clear durable
+  // later: by PersistClears (a segment grant calls it before the segment
+  // the slot pointed into can be rewritten) or PersistAll. A crash in
+  // between leaves two versions of the key, which recovery resolves by
+  // sequence.
+  void ClearLater(uint64_t* slot);
+  // Persists the clears ClearLater deferred (one persist point); returns
+  // only when every clear taken by any caller so far is durable.
+  void PersistClears();
+  // Persists the whole index (the deferred clears with it): a clean close.
+  void PersistAll();
 
  private:
   std::atomic<uint8_t>& ReservedBits(const uint64_t* slot, uint8_t* bit) const;
@@ -173,6 +185,9 @@ class Index {
   // under Resizing.
   std::unique_ptr<std::atomic<uint8_t>[]> reserved_;
   mutable pthread_rwlock_t resize_;
+  std::mutex clears_mu_;
+  std::vector<uint64_t*> clears_;  // cleared, not yet durable
+  std::mutex clears_persist_mu_;   // held by PersistClears throughout
 };
 
 }  // namespace kv::store

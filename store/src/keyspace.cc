@@ -116,31 +116,8 @@ Result<uint64_t> Keyspace::NextSequence() {
 
 void Keyspace::PersistIndex() {
   if (read_only_) return;
-  std::lock_guard<std::mutex> persisting(clears_persist_mu_);
-  {
-    std::lock_guard<std::mutex> lock(pending_mu_);
-    pending_clears_.clear();  // covered by the whole-index persist below
-  }
   Index::Reading reading(*index_);
-  persister_->Persist(index_->buckets(),
-                      Index::BytesFor(index_->bucket_count()));
-}
-
-void Keyspace::PersistPendingClears() {
-  // Held until the clears are durable: a concurrent caller that found the
-  // list empty must not go on to rewrite a segment while clears another
-  // caller took are still being persisted.
-  std::lock_guard<std::mutex> persisting(clears_persist_mu_);
-  std::vector<uint64_t*> slots;
-  {
-    std::lock_guard<std::mutex> lock(pending_mu_);
-    slots.swap(pending_clears_);
-  }
-  if (slots.empty()) return;
-  std::vector<Persister::Range> ranges;
-  ranges.reserve(slots.size());
-  for (uint64_t* slot : slots) ranges.push_back({slot, sizeof(uint64_t)});
-  persister_->PersistRanges(ranges.data(), ranges.size());
+  index_->PersistAll();
 }
 
 Result<SegmentGrant> Keyspace::GrantZeroed(GrantPurpose purpose) {
@@ -150,7 +127,7 @@ Result<SegmentGrant> Keyspace::GrantZeroed(GrantPurpose purpose) {
   // An update clears its key's old slot without persisting it. Before the
   // segment that slot pointed into can be rewritten, the clear must be
   // durable, or a crash could revive the slot over a new record.
-  PersistPendingClears();
+  index_->PersistClears();
   // Zero [start, size) durably: a half-written record must not be able to
   // pass for an older record left at the same offset. Whole pages are
   // zeroed through the mapping (a hole on a file), the partial first page

@@ -309,11 +309,7 @@ void Keyspace::Publish(Decided* const* d, size_t n) {
       keys_.fetch_add(1);
       continue;
     }
-    __atomic_store_n(d[i]->old_slot, 0, __ATOMIC_RELEASE);  // durable later
-    {
-      std::lock_guard<std::mutex> pending(pending_mu_);
-      pending_clears_.push_back(d[i]->old_slot);
-    }
+    index_->ClearLater(d[i]->old_slot);
     // Accounting strictly after the persisted slot change.
     const Version& prev = d[i]->result.previous;
     segments_->RemoveLive(

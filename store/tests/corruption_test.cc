@@ -94,6 +94,23 @@ TEST_F(CorruptionTest, NewerFormatVersion) {
       << st.ToString();
 }
 
+// Format 1 (before online index growth) has no index header page: refused
+// with what to do.
+TEST_F(CorruptionTest, FormatVersionOneIsRefusedWithTheWayOut) {
+  for (uint64_t off : pf::kSuperblockOffset) {
+    const uint32_t v = 1;
+    std::memcpy(image_.data() + off + offsetof(pf::Superblock, format_version),
+                &v, 4);
+  }
+  Status st = OpenImage(image_).status();
+  EXPECT_TRUE(st.IsCorruption());
+  EXPECT_NE(st.message().find("format version 1 (rpkv before online index "
+                              "growth) is not supported"),
+            std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find("kvadmin dump"), std::string::npos);
+}
+
 TEST_F(CorruptionTest, DamagedSuperblockCopyFallsBackAndIsRepaired) {
   image_[100] ^= 0xff;  // inside copy A's checksummed bytes
   auto pool = OpenImage(image_);

@@ -26,6 +26,7 @@ def m(name, path, old, new, what, equivalent=None, module=None):
     if module: MODULE[name] = module
 
 KC='store/src/keyspace_commit.cc'
+IX='store/src/index.cc'
 m('inplace-slot-before-record', KC,
   '''    Status st = point->MakeDurable(&rec, 1);  // the record before its slot
     if (!st.ok()) {
@@ -103,10 +104,10 @@ m('delete-no-commit-persist', KC,
   '''      d->status = point->MakeDurable(pair, 2);  // commit point''',
   '''      (void)pair;''',
   'delete: the clear is never persisted')
-m('no-pending-clear', KC,
-  '''      std::lock_guard<std::mutex> pending(pending_mu_);
-      pending_clears_.push_back(d[i]->old_slot);''',
-  '''      std::lock_guard<std::mutex> pending(pending_mu_);''',
+m('no-pending-clear', IX,
+  '''  std::lock_guard<std::mutex> lock(clears_mu_);
+  clears_.push_back(slot);''',
+  '''  std::lock_guard<std::mutex> lock(clears_mu_);''',
   'update: old slot not queued for persist before its segment is reused')
 m('commit-no-crc-check', 'store/include/kv/record_format.h',
   None, None, 'VerifyRecord: CRC mismatch accepted')
@@ -139,22 +140,19 @@ m('grant-partial-zero-skipped', KS,
   'grant: the partial first page after a returned tail is left to Zero()',
   'Zero() then gets the unaligned start and zeroes it durably too (a memory mapping stores and persists zeros; a file punches a hole, which zeroes partial blocks, and fsyncs): only slower')
 m('grant-no-pending-clears', KS,
-  '''  PersistPendingClears();
+  '''  index_->PersistClears();
   // Zero''',
   '''  // Zero''',
   'grant: pending clears not persisted before a segment is rewritten')
-m('close-no-index-persist', KS,
-  '''  persister_->Persist(index_->buckets(),
-                      Index::BytesFor(index_->bucket_count()));
+m('close-no-index-persist', IX,
+  '''  persister_->Persist(buckets_, BytesFor(bucket_count()));
 }''',
   '''}''',
   'clean close: index not persisted before the clean flag')
-m('close-half-index', KS,
-  '''  persister_->Persist(index_->buckets(),
-                      Index::BytesFor(index_->bucket_count()));
+m('close-half-index', IX,
+  '''  persister_->Persist(buckets_, BytesFor(bucket_count()));
 }''',
-  '''  persister_->Persist(index_->buckets(),
-                      Index::BytesFor(index_->bucket_count()) / 2);
+  '''  persister_->Persist(buckets_, BytesFor(bucket_count()) / 2);
 }''',
   'clean close: only the first half of the index persisted')
 

@@ -330,9 +330,8 @@ class Keyspace {
   // point; caller still holds the stripe. Sets d->status.
   void CompleteOrdered(Decided* d, CommitPoint* point);
   // Grants from the segment table and zeroes the writable part, after
-  // persisting the pending clears.
+  // persisting the index's lazily durable clears.
   Result<SegmentGrant> GrantZeroed(GrantPurpose purpose);
-  void PersistPendingClears();
   // Why the slot at index i cannot be a committed version ("" if it can):
   // the one rule recovery, Check, the slot walk and growth apply.
   std::string SlotProblem(uint64_t i, uint64_t v,
@@ -376,11 +375,6 @@ class Keyspace {
   std::function<void()> read_hook_;
   std::unique_ptr<CommitPipeline> pipeline_;
   std::mutex clean_mu_;
-  // Old slots that updates cleared without a persist; a grant persists
-  // them (one persist point) before a segment can be rewritten.
-  std::mutex pending_mu_;
-  std::vector<uint64_t*> pending_clears_;
-  std::mutex clears_persist_mu_;  // held by PersistPendingClears throughout
   std::atomic<uint64_t> next_sequence_{1};
   std::atomic<uint64_t> durable_epoch_{0};  // highest epoch persisted
   std::mutex epoch_mu_;
