@@ -62,9 +62,37 @@ void Connection::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 
 Connection::Connection(const ClientOptions& o) : options_(o) {}
 
-index_lookup::Geometry Connection::geometry() const {
-  return {accept_.keyspace_id, accept_.bucket_count, accept_.log_size,
-          accept_.segment_size};
+bool Connection::IndexFits(uint64_t bucket_count) const {
+  // Numbers from the server's memory are a peer's too: the index they
+  // describe must lie inside the read region, or a later read would fail
+  // the connection. (A grown index may cover the log's first segments:
+  // the store hands them to the index, docs/format.md "Index growth".)
+  if (bucket_count == 0 || bucket_count > (uint64_t{1} << 40)) return false;
+  const uint64_t index_end =
+      accept_.index_offset +
+      index_format::PhysicalBuckets(bucket_count) * index_format::kBucketSize;
+  return index_end <= read_region_size_;
+}
+
+Status Connection::AdoptIndexHeader(const index_format::IndexHeader& h) {
+  // A header behind the geometry in use is not adopted: it was read
+  // before another op's newer header, or before the growth whose bucket
+  // count the accept data already carried was published. The reader
+  // starts over and reads the header again (bounded).
+  if (h.generation <= index_generation_ ||
+      h.bucket_count <= geometry_.bucket_count) {
+    return Status::Ok();
+  }
+  if (!IndexFits(h.bucket_count)) {
+    return Status::Corruption(
+        "the index header of keyspace '" + options_.keyspace + "' on " +
+        server_ + " names " + std::to_string(h.bucket_count) +
+        " buckets, which do not fit its read region (a damaged pool, or a "
+        "server of another version)");
+  }
+  index_generation_ = h.generation;
+  geometry_.bucket_count = h.bucket_count;
+  return Status::Ok();
 }
 
 void Connection::Fail(Status why) {
@@ -332,6 +360,18 @@ Status Connection::Register() {
   int rc = rpma_mr_remote_from_descriptor(accept_.read_desc,
                                           pr::kDescriptorSize, &read_mr_);
   if (rc != 0) return client::StatusFromRpma(rc, "read region descriptor");
+  size_t region_size = 0;
+  rc = rpma_mr_remote_get_size(read_mr_, &region_size);
+  if (rc != 0) return client::StatusFromRpma(rc, "read region size");
+  read_region_size_ = region_size;
+  if (!IndexFits(accept_.bucket_count)) {
+    return Status::Corruption("cannot connect to " + server_ +
+                              ": the keyspace's index (" +
+                              std::to_string(accept_.bucket_count) +
+                              " buckets) does not fit its read region");
+  }
+  geometry_ = {accept_.keyspace_id, accept_.bucket_count, accept_.log_size,
+               accept_.segment_size};
   KV_RETURN_IF_ERROR(InstallGrant(grant_));
   // The arena holds two largest records plus room for many small ones.
   const size_t max_record = record_format::RecordSize(

@@ -36,8 +36,21 @@ class Connection {
   // then disconnects and releases everything.
   ~Connection();
 
+  // The accept data as admitted. Its bucket_count is the index's size at
+  // admission; the index may have grown since: use geometry().
   const protocol::Accept& accept() const { return accept_; }
-  index_lookup::Geometry geometry() const;
+  // The keyspace's geometry as this connection knows it now: the accept
+  // data's, with the bucket_count of the newest index header adopted
+  // since (AdoptIndexHeader). Engine and scan read it through this one
+  // object; the reference stays valid for the connection's life.
+  const index_lookup::Geometry& geometry() const { return geometry_; }
+  // Adopts an index header a reader fetched (read-region offset 0,
+  // kv/index_format.h) when it is newer than the geometry in use (a
+  // higher generation and more buckets; an older one is ignored). Returns
+  // ok whether or not it adopted it. Errors: corruption when its index
+  // would not fit the read region (a header no server could have
+  // written); the geometry is then unchanged.
+  Status AdoptIndexHeader(const index_format::IndexHeader& h);
   bool failed() const { return !failure_.ok(); }
   const Status& failure() const { return failure_; }
   // Marks the connection unusable; later operations return `why`.
@@ -102,6 +115,9 @@ class Connection {
   Status PostRecv(uint32_t slot);
   Status Reap(std::vector<Event>* events, int* got);
   Status StatusOfAdmission(const protocol::Accept& a) const;
+  // Whether an index of bucket_count buckets at the accept's index offset
+  // lies inside the read region.
+  bool IndexFits(uint64_t bucket_count) const;
 
   ClientOptions options_;
   std::string server_;  // "host:port" for messages
@@ -122,6 +138,9 @@ class Connection {
   uint32_t send_slots_ = 0, recv_slots_ = 0;
   std::vector<uint32_t> free_send_;
   protocol::Accept accept_;
+  index_lookup::Geometry geometry_;
+  uint64_t index_generation_ = 0;  // of the last header adopted; 0: none
+  uint64_t read_region_size_ = 0;  // from the read descriptor
   protocol::Grant grant_;
   uint64_t tail_ = 0;
   uint32_t max_inflight_ = 0;

@@ -53,7 +53,10 @@ struct Op {
   int reads = 0;  // outstanding
   bool warm = false;
   uint64_t cached_slot = 0;
-  size_t neigh_off = 0, warm_off = 0;
+  // The bucket count the neighbourhood reads used: "not found" needs the
+  // index header to show this one (the fence, kv/index_format.h).
+  uint64_t bucket_count = 0;
+  size_t neigh_off = 0, header_off = 0, warm_off = 0;
   uint64_t neigh[index_lookup::kNeighbourhoodSlots] = {};
   size_t record_off[index_lookup::kNeighbourhoodSlots] = {};
 };
@@ -67,7 +70,8 @@ struct EngineHooksForTesting {
   // the bytes landed in. op.state says which reads: kNeighbourhood (at
   // neigh_off, plus the cached record at warm_off when op.warm), kRecords
   // (each candidate's record at record_off[pos], the slots in op.neigh),
-  // kConfirm (the neighbourhood again, at neigh_off). It may change those
+  // kConfirm (the neighbourhood again, at neigh_off, then the index
+  // header, at header_off). It may change those
   // bytes to script what the reader sees (a torn neighbourhood, a bad
   // first record).
   std::function<void(const Op& op, uint8_t* arena)> reads_done;
@@ -92,6 +96,8 @@ class Engine {
 
   void ForgetSlot(std::string_view key) { cache_.erase(std::string(key)); }
   const ClientStats& stats() const { return stats_; }
+  // Growths a scan learnt of (it reads the index header itself).
+  void NoteIndexRefreshes(uint64_t n) { stats_.index_refreshes += n; }
 
  private:
   enum class Start { kStarted, kFinished, kWait };
@@ -104,9 +110,17 @@ class Engine {
   void OnMessage(const Connection::Event& e);
   void GetFromNeighbourhood(Op* op);
   void GetFromRecords(Op* op);
+  // Counts a retry and starts the get over (corruption after
+  // kMaxAttempts attempts).
   void RetryGet(Op* op, const char* why);
-  // Reads the neighbourhood again to tell "absent" from a torn copy.
+  // Starts the get over from the neighbourhood, with the current geometry.
+  void RestartGet(Op* op);
+  // Reads the neighbourhood again to tell "absent" from a torn copy, and
+  // then the index header (the readers' fence): absent only if the index
+  // has not grown since the op's reads.
   void ConfirmAbsent(Op* op);
+  // Judges the confirming reads: not found, or the get starts over.
+  void OnConfirmed(Op* op);
   void Finish(Op* op, Status st);
   // Arena bytes for an op; false when the arena is exhausted for now.
   bool Allocate(size_t len, size_t* off);
@@ -118,7 +132,9 @@ class Engine {
 
   Connection* const conn_;
   const ClientOptions options_;
-  const index_lookup::Geometry geo_;
+  // The connection's geometry (Connection::geometry()): its bucket_count
+  // follows the index's growths as index headers show them.
+  const index_lookup::Geometry& geo_;
   std::deque<Op*> ready_;
   std::unordered_map<uint32_t, Op*> awaiting_;  // request id -> op
   uint32_t request_id_ = 0;

@@ -6,9 +6,18 @@
 //        round trip, used only if the neighbourhood still holds exactly
 //        that slot as the key's only candidate;
 //   cold: neighbourhood, then every candidate's record — two round trips;
-//   not found: the neighbourhood is read again; a change means the first
-//        copy may be torn across an update (new slot unseen, old cleared),
-//        so the get starts over.
+//   not found: the neighbourhood is read again and, posted after it on
+//        the same queue pair, the index header (the readers' fence,
+//        kv/index_format.h). A header showing another bucket count means
+//        the index grew since the op's reads: the connection adopts the
+//        new geometry and the get starts over there. A changed
+//        neighbourhood means the first copy may be torn across an update
+//        (new slot unseen, old cleared), so the get starts over. Only an
+//        unchanged neighbourhood under an unchanged header is absence.
+// A found record needs no header: growth moves a slot only forward and
+// clears its old place after publishing the header, and no commit is
+// acknowledged while a growth runs, so a match under the old geometry is
+// still the key's current version.
 // Any record that fails verification (moved by the cleaner, segment
 // reused, slot changing) restarts from the neighbourhood, at most
 // kMaxAttempts times, then corruption.
@@ -24,6 +33,10 @@ namespace ix = kv::index_format;
 namespace il = kv::index_lookup;
 namespace rf = kv::record_format;
 constexpr int kMaxAttempts = 8;
+// Arena bytes for the index header read (16 bytes; 64 keep the next
+// read aligned).
+constexpr size_t kHeaderRoom = 64;
+static_assert(ix::kIndexHeaderSize <= kHeaderRoom);
 }  // namespace
 
 Engine::Start Engine::StartGet(Op* op) {  // arguments checked in Run
@@ -40,18 +53,20 @@ Engine::Start Engine::StartGet(Op* op) {  // arguments checked in Run
   if (conn_->sq_free() < reads) return Start::kWait;
   const size_t record_len = op->warm ? ix::SlotRecordBytes(op->cached_slot) : 0;
   size_t off = 0;
-  if (!Allocate(il::kNeighbourhoodBytes + record_len, &off)) {
+  if (!Allocate(il::kNeighbourhoodBytes + kHeaderRoom + record_len, &off)) {
     return Start::kWait;
   }
+  op->bucket_count = geo_.bucket_count;
   op->neigh_off = off;
-  op->warm_off = off + il::kNeighbourhoodBytes;
+  op->header_off = off + il::kNeighbourhoodBytes;
+  op->warm_off = op->header_off + kHeaderRoom;
   const uint64_t tag = reinterpret_cast<uint64_t>(op);
   op->reads = static_cast<int>(reads);
   op->state = Op::State::kNeighbourhood;
   Status st =
       conn_->PostRead(off,
                       conn_->accept().index_offset +
-                          il::NeighbourhoodOffset(op->hash, geo_.bucket_count),
+                          il::NeighbourhoodOffset(op->hash, op->bucket_count),
                       il::kNeighbourhoodBytes, tag);
   if (st.ok() && op->warm) {
     st = conn_->PostRead(
@@ -76,6 +91,10 @@ void Engine::RetryGet(Op* op, const char* why) {
                                   ")"));
     return;
   }
+  RestartGet(op);
+}
+
+void Engine::RestartGet(Op* op) {
   holding_--;
   op->state = Op::State::kReady;
   ready_.push_back(op);
@@ -94,24 +113,9 @@ void Engine::OnReadsDone(Op* op) {
     case Op::State::kRecords:
       GetFromRecords(op);
       return;
-    case Op::State::kConfirm: {
-      uint64_t again[il::kNeighbourhoodSlots];
-      std::memcpy(again, conn_->arena() + op->neigh_off,
-                  il::kNeighbourhoodBytes);
-      if (std::memcmp(again, op->neigh, sizeof(again)) == 0) {
-        ForgetSlot(op->key);
-        Finish(op, Status::NotFound("key not found"));
-        return;
-      }
-      // Changed between the reads: start over (not a corruption).
-      if (op->attempts + 1 >= kMaxAttempts) {
-        Finish(op, Status::Busy("get: the key's index slots kept changing; "
-                                "retry"));
-        return;
-      }
-      RetryGet(op, "slots kept changing");
+    case Op::State::kConfirm:
+      OnConfirmed(op);
       return;
-    }
     default:
       return;
   }
@@ -229,19 +233,81 @@ void Engine::GetFromRecords(Op* op) {
 }
 
 void Engine::ConfirmAbsent(Op* op) {
-  if (conn_->sq_free() < 1) {
+  if (conn_->sq_free() < 2) {
     op->attempts--;
     RetryGet(op, "send queue full");
     return;
   }
+  // The same neighbourhood as the op's first read (its bucket count, not
+  // one another op adopted meanwhile), then the header: RC serves the two
+  // in posting order, so the header is read after the neighbourhood.
   op->state = Op::State::kConfirm;
-  op->reads = 1;
+  op->reads = 2;
+  const uint64_t tag = reinterpret_cast<uint64_t>(op);
   Status st =
       conn_->PostRead(op->neigh_off,
                       conn_->accept().index_offset +
-                          il::NeighbourhoodOffset(op->hash, geo_.bucket_count),
-                      il::kNeighbourhoodBytes, reinterpret_cast<uint64_t>(op));
-  if (!st.ok()) conn_->Fail(st);
+                          il::NeighbourhoodOffset(op->hash, op->bucket_count),
+                      il::kNeighbourhoodBytes, tag);
+  if (!st.ok()) {
+    op->reads = 0;
+    conn_->Fail(st);
+    return;
+  }
+  st = conn_->PostRead(op->header_off, 0, ix::kIndexHeaderSize, tag);
+  if (!st.ok()) {
+    op->reads = 1;  // the neighbourhood read is in flight
+    conn_->Fail(st);
+  }
+}
+
+void Engine::OnConfirmed(Op* op) {
+  ix::IndexHeader header;
+  if (!ix::DecodeIndexHeader(conn_->arena() + op->header_off, &header)) {
+    // Torn across a growth's header update: read again. A header that
+    // never decodes is a damaged index (a protocol-3 server writes one
+    // before it admits anyone).
+    RetryGet(op, "the keyspace's index header did not decode");
+    return;
+  }
+  if (header.bucket_count != op->bucket_count) {
+    // The index grew since the op's reads: they prove nothing. Adopt the
+    // new geometry (unless another op already adopted a newer one) and
+    // start over there. A header behind the op's geometry (the accept
+    // data had a growth the header did not show yet) is not adopted: the
+    // get starts over and reads the header again. Growths are rare and
+    // each adoption takes the newest, so the bound only stops a server
+    // whose header keeps disagreeing.
+    const uint64_t before = geo_.bucket_count;
+    Status st = conn_->AdoptIndexHeader(header);
+    if (!st.ok()) {
+      Finish(op, std::move(st));
+      return;
+    }
+    if (geo_.bucket_count != before) stats_.index_refreshes++;
+    if (++op->attempts >= kMaxAttempts) {
+      Finish(op, Status::Busy("get: the keyspace's index header kept "
+                              "disagreeing with the index read (growing); "
+                              "retry"));
+      return;
+    }
+    RestartGet(op);
+    return;
+  }
+  uint64_t again[il::kNeighbourhoodSlots];
+  std::memcpy(again, conn_->arena() + op->neigh_off, il::kNeighbourhoodBytes);
+  if (std::memcmp(again, op->neigh, sizeof(again)) == 0) {
+    ForgetSlot(op->key);
+    Finish(op, Status::NotFound("key not found"));
+    return;
+  }
+  // Changed between the reads: start over (not a corruption).
+  if (op->attempts + 1 >= kMaxAttempts) {
+    Finish(op, Status::Busy("get: the key's index slots kept changing; "
+                            "retry"));
+    return;
+  }
+  RetryGet(op, "slots kept changing");
 }
 
 }  // namespace kv

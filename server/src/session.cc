@@ -154,6 +154,9 @@ protocol::Accept Session::AcceptData() const {
   a.admit = protocol::Admit::kOk;
   a.flags = k.granularity() == "cache line" ? protocol::kAcceptPmem : 0;
   a.keyspace_id = k.id();
+  // The index's size now (it grows online; KeyspaceTable's cached region
+  // holds only what never changes: the region, index and log offsets).
+  // A client adopts later growths from the index header.
   a.bucket_count = info.bucket_count;
   a.log_size = ks_->region.log_size;
   a.segment_size = info.segment_size;

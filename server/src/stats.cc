@@ -1,5 +1,7 @@
 #include "stats.h"
 
+#include <cstdio>
+
 namespace kv::server {
 namespace {
 
@@ -7,6 +9,20 @@ void Line(std::string* out, const std::string& name, uint64_t v) {
   out->append(name);
   out->push_back(' ');
   out->append(std::to_string(v));
+  out->push_back('\n');
+}
+
+// A ratio as a decimal with three digits ("0.734"): INFO's one
+// non-integer value, so a reader needs no float parsing for the others.
+void RatioLine(std::string* out, const std::string& name, uint64_t part,
+               uint64_t whole) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.3f",
+           whole == 0 ? 0.0
+                      : static_cast<double>(part) / static_cast<double>(whole));
+  out->append(name);
+  out->push_back(' ');
+  out->append(buf);
   out->push_back('\n');
 }
 
@@ -49,6 +65,12 @@ std::string StatsText(const Stats& s, const std::vector<KeyspaceLine>& ks) {
     Line(&out, p + "log_bytes", k.stats.log_bytes);
     Line(&out, p + "index_slots_used", k.stats.index_slots_used);
     Line(&out, p + "index_slots", k.stats.index_slots);
+    // The index grows online (docs/format.md, "Index growth"): its
+    // current bucket count, the doublings so far, and its load.
+    Line(&out, p + "index_buckets", k.stats.index_buckets);
+    Line(&out, p + "index_growths", k.stats.index_growths);
+    RatioLine(&out, p + "index_load", k.stats.index_slots_used,
+              k.stats.index_slots);
   }
   return out;
 }

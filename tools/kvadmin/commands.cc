@@ -64,6 +64,20 @@ std::string CapacityLine(const store::KeyspaceStats& s) {
   return buf;
 }
 
+// The index's geometry, as kvcli info shows it from the server's INFO
+// (tools/kvcli/commands.cc): "1024 buckets, 3 growths, load 0.734".
+std::string IndexLine(const store::KeyspaceStats& s) {
+  char buf[128];
+  snprintf(buf, sizeof(buf), "%llu buckets, %llu growth%s, load %.3f",
+           static_cast<unsigned long long>(s.index_buckets),
+           static_cast<unsigned long long>(s.index_growths),
+           s.index_growths == 1 ? "" : "s",
+           s.index_slots == 0 ? 0.0
+                              : static_cast<double>(s.index_slots_used) /
+                                    static_cast<double>(s.index_slots));
+  return buf;
+}
+
 }  // namespace
 
 std::string HumanBytes(uint64_t bytes) { return Human(bytes); }
@@ -153,7 +167,8 @@ int Info(const std::string& path, std::ostream& out, std::ostream& err) {
         << Human(s.live_bytes) << ", dead " << Human(s.dead_bytes) << ", "
         << s.segments << " segments (" << s.free_segments << " free, "
         << s.sealed_segments << " sealed)\n"
-        << "  capacity: " << CapacityLine(s) << "\n";
+        << "  capacity: " << CapacityLine(s) << "\n"
+        << "  index: " << IndexLine(s) << "\n";
   }
   return kExitOk;
 }

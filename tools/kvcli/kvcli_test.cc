@@ -439,6 +439,10 @@ TEST_F(KvcliTest, DbsizeAndInfoShowKeysAndCapacity) {
       << r.out;
   EXPECT_NE(r.out.find(" bytes used ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(", index 2 of "), std::string::npos) << r.out;
+  // The index's geometry (it grows online): buckets, growths, load.
+  EXPECT_NE(r.out.find("\n  index: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" buckets, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" growths, load 0.0"), std::string::npos) << r.out;
   r = Cli({"dbsize"}, "", {"--format=json"});
   EXPECT_EQ(r.out, kRealServer
                        ? R"({"command":"dbsize","status":"ok","keys":2})"

@@ -24,7 +24,11 @@
 namespace kv::protocol {
 
 inline constexpr uint32_t kMagic = 0x564b5052;  // "RPKV" little-endian
-inline constexpr uint8_t kVersion = 2;
+// 3: the index grows online; readers fence on the index header at
+// read-region offset 0 (kv/index_format.h). A version-2 client would take
+// a key whose home moved for absent, so it is refused (docs/protocol.md,
+// "Versions").
+inline constexpr uint8_t kVersion = 3;
 // Limits of rdma_cm over InfiniBand/RoCE; the tcp provider enforces them.
 inline constexpr size_t kMaxConnectPdata = 56;
 inline constexpr size_t kMaxAcceptPdata = 196;
@@ -218,7 +222,8 @@ struct Grant {
 // Accept private data (server -> client), also the WELCOME payload, 196
 // bytes:
 //   0 4 magic   4 1 version   5 1 admit   6 1 flags   7 1 reserved
-//   8 4 map_epoch   12 4 keyspace_id   16 8 bucket_count   24 8 log_size
+//   8 4 map_epoch   12 4 keyspace_id   16 8 bucket_count (now: the index
+//   grows; later growths show in the index header)   24 8 log_size
 //   32 4 segment_size   36 4 max_value_size   40 8 index_offset
 //   48 8 log_offset (both from the start of the read region)
 //   56 21 read descriptor (admit = reconnect: 56 16 the ticket instead)

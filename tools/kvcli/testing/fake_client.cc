@@ -7,6 +7,7 @@
 // address with port 1 refuses ("connection refused — is kvserver
 // running?"), keyspace "missing" does not exist unless create_if_missing,
 // keyspace "secret" wants access key "k", values over 1 KiB are too large.
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -26,6 +27,14 @@ uint64_t g_sequence = 0;
 std::map<std::string, std::string>& Keys(const ClientOptions& o) {
   static std::map<std::string, std::map<std::string, std::string>> all;
   return all[o.keyspace];
+}
+
+// INFO's index_load: used / slots with three digits, as kvserver prints it.
+std::string Ratio(uint64_t part, uint64_t whole) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.3f",
+           static_cast<double>(part) / static_cast<double>(whole));
+  return buf;
 }
 }  // namespace
 
@@ -166,7 +175,11 @@ Result<std::string> Client::Info(InfoTopic topic) {
           ".log_bytes_used 65536\nkeyspace." + options_.keyspace +
           ".log_bytes 1048576\nkeyspace." + options_.keyspace +
           ".index_slots_used " + std::to_string(Keys(options_).size()) +
-          "\nkeyspace." + options_.keyspace + ".index_slots 1024\n");
+          "\nkeyspace." + options_.keyspace + ".index_slots 1032\nkeyspace." +
+          options_.keyspace + ".index_buckets 128\nkeyspace." +
+          options_.keyspace + ".index_growths 2\nkeyspace." +
+          options_.keyspace + ".index_load " +
+          Ratio(Keys(options_).size(), 1032) + "\n");
     case InfoTopic::kServer:
       return std::string("provider fake\ngranularity memory\n");
   }

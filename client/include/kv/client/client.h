@@ -118,8 +118,12 @@ struct ClientStats {
   uint64_t gets_one_round_trip = 0;  // warm: the cached slot was right
   uint64_t gets_cold = 0;            // neighbourhood, then records
   uint64_t get_retries = 0;          // restarts (record moved, slot changed)
-  uint64_t puts = 0, deletes = 0;    // acknowledged by the server
-  uint64_t refills = 0;              // grants replaced
+  // Index growths this client learnt of from the index header (the
+  // readers' fence, docs/protocol.md "Get"); each restarted a get or
+  // extended a scan to the grown index.
+  uint64_t index_refreshes = 0;
+  uint64_t puts = 0, deletes = 0;  // acknowledged by the server
+  uint64_t refills = 0;            // grants replaced
 };
 
 class Connection;
@@ -187,7 +191,9 @@ class Client {
   // limit; fn returning false stops too), by one-sided reads of the whole
   // index and the records it names. Order: the index's (hash order, not
   // sorted). A consistent snapshot is not promised: keys written meanwhile
-  // may or may not appear; each key is given at most once.
+  // may or may not appear; each key is given at most once — also when the
+  // index grows meanwhile (the scan goes on to the grown end; see
+  // ScanPage).
   Status Scan(std::string_view prefix, size_t limit,
               const std::function<bool(std::string_view key,
                                        std::string_view value)>& fn);
@@ -204,6 +210,12 @@ class Client {
   // boundary to the one before (a key lives in one of two neighbouring
   // buckets); a key being updated may be given twice (dedupe if it
   // matters, as with SCAN). Keys written meanwhile may or may not appear.
+  // The index may grow meanwhile (it doubles in place and moves slots
+  // only forward; a page that reaches the end of the index this client
+  // knows reads the index header and goes on to a grown end): no key
+  // present throughout is missed, but one a growth moved from behind the
+  // cursor to ahead of it is given twice. The cursor stays a slot number
+  // across growths.
   // Errors: invalid_argument (a cursor that is not of this keyspace's
   // index), and those of Get.
   Result<uint64_t> ScanPage(
