@@ -171,6 +171,12 @@ class Index {
   void PersistClears();
   // Persists the whole index (the deferred clears with it): a clean close.
   void PersistAll();
+  // Holds back every PersistClears (and so every segment grant) until the
+  // lock is released: for clears the holder makes durable itself (a
+  // growth's, after the resize lock is let go).
+  std::unique_lock<std::mutex> HoldDeferredClears() {
+    return std::unique_lock<std::mutex>(clears_persist_mu_);
+  }
 
  private:
   std::atomic<uint8_t>& ReservedBits(const uint64_t* slot, uint8_t* bit) const;

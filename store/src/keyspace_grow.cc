@@ -16,15 +16,17 @@
 //      doubled index needs are moved out, as the cleaner moves them;
 //   1. the log's first segments that the doubled index covers go to the
 //      index (only free or quarantined ones: the log grants its highest
-//      segments first), and the new buckets are zeroed and persisted;
-//   2. every slot whose home changes is copied into its new neighbourhood
-//      and the copies persisted; the old copies stay, so readers of the
-//      old geometry still find every key;
+//      segments first), and the new buckets are zeroed;
+//   2. every slot whose home changes is copied into its new neighbourhood;
+//      the new buckets and the copies persisted (one persist); the old
+//      copies stay, so readers of the old geometry still find every key;
 //   3. commit point: the catalog entry's bucket_count and generation (the
 //      growth sink: a two-copy entry update);
 //   4. the doubled geometry becomes current and the index header is
 //      rewritten (the fence for readers of the old geometry);
-//   5. the moved slots' old positions are cleared and persisted.
+//   5. the moved slots' old positions are cleared — and persisted after the
+//      resize lock is released (commits resume), before any segment can
+//      be rewritten (as an update's deferred clears).
 // A crash before 3 leaves the old geometry, with copies outside their
 // key's buckets in the old probe bucket (and in segments that recovery
 // frees again, zeroed at their next grant); a crash between 3 and 5 leaves
@@ -92,16 +94,28 @@ Status Keyspace::GrowIndexFrom(uint64_t generation) {
   // writer holds cannot move: then the log is full, and RetireFront says
   // so.)
   (void)EvacuateFront(SegmentsUnderIndex(2 * index_->bucket_count()));
-  Index::Resizing resizing(*index_);
-  // Twice the buckets; four or eight times when a doubling cannot place
-  // every moved slot (the old probe bucket keeps its old copies until
-  // the commit point: only tiny indexes run into it).
   Status st;
-  for (uint64_t factor = 2; factor <= 8; factor *= 2) {
-    st = GrowTo(index_->bucket_count() * factor, generation);
-    if (st.code() != StatusCode::kBusy) break;
+  uint64_t old_bytes = 0;
+  std::unique_lock<std::mutex> clears_durable;
+  {
+    Index::Resizing resizing(*index_);
+    old_bytes = Index::BytesFor(index_->bucket_count());
+    // Twice the buckets; four or eight times when a doubling cannot place
+    // every moved slot (the old probe bucket keeps its old copies until
+    // the commit point: only tiny indexes run into it).
+    for (uint64_t factor = 2; factor <= 8; factor *= 2) {
+      st = GrowTo(index_->bucket_count() * factor, generation);
+      if (st.code() != StatusCode::kBusy) break;
+    }
+    // Step 5's clears are made durable after commits resume, as an
+    // update's deferred clears are: taken before the resize lock is let
+    // go, so that no segment grant (Index::PersistClears waits for it)
+    // can rewrite a segment a cleared slot pointed into before they are.
+    if (st.ok()) clears_durable = index_->HoldDeferredClears();
   }
-  if (st.ok()) growths_.fetch_add(1);
+  if (!st.ok()) return st;
+  persister_->Persist(index_->buckets(), old_bytes);
+  growths_.fetch_add(1);
   return st;
 }
 
@@ -119,8 +133,7 @@ Status Keyspace::GrowTo(uint64_t n2, uint64_t generation) {
   }
   uint8_t* const fresh = index_->buckets() + Index::BytesFor(n);
   const uint64_t fresh_len = Index::BytesFor(n2) - Index::BytesFor(n);
-  std::memset(fresh, 0, fresh_len);
-  persister_->Persist(fresh, fresh_len);
+  std::memset(fresh, 0, fresh_len);  // persisted with the copies
   // 2. Copies of the slots whose home moves.
   std::vector<Index::Move> moves;
   const bool placed = index_->CopyMovedSlots(
@@ -158,9 +171,9 @@ Status Keyspace::GrowTo(uint64_t n2, uint64_t generation) {
   }
   // 4. Current, and published to remote readers.
   index_->SwitchTo(n2);
-  // 5. The old positions of what moved.
+  // 5. The old positions of what moved (persisted by the caller once
+  // commits may resume).
   index_->ClearMovedFrom(moves);
-  persister_->Persist(index_->buckets(), Index::BytesFor(n));
   return Status::Ok();
 }
 

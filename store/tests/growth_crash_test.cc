@@ -81,7 +81,9 @@ TEST_F(GrowthCrashTest, EveryPersistPointOfTwoGrowthsKeepsEveryKey) {
         ASSERT_TRUE(ks_->GrowIndex().ok());
         ASSERT_TRUE(ks_->GrowIndex().ok());
       });
-  EXPECT_GE(points, 10);
+  // Four a growth: new buckets with the copies, the catalog entry, the
+  // header, the old positions' clears.
+  EXPECT_GE(points, 8);
   // Still usable after both: new keys land in the grown index.
   Writer w(ks_);
   ASSERT_TRUE(w.Put("after", "x").ok());

@@ -75,12 +75,21 @@ TEST_F(ServerCommitBoundsTest, WrappingOffsetIsRefusedWithoutReadingOutside) {
 // record of A's segment (written, never committed by A).
 TEST_F(ServerCommitBoundsTest, NoClientCommitsAnotherClientsRecord) {
   StartServer();
-  RawClient ca, cb;
-  protocol::Accept a, b;
-  ConnectOk(&ca, "default", &a);
-  protocol::Grant ga = GrantOf(&ca, a);
-  ConnectOk(&cb, "default", &b);
-  protocol::Grant gb = GrantOf(&cb, b);
+  RawClient c1, c2;
+  protocol::Accept a1, a2;
+  ConnectOk(&c1, "default", &a1);
+  protocol::Grant g1 = GrantOf(&c1, a1);
+  ConnectOk(&c2, "default", &a2);
+  protocol::Grant g2 = GrantOf(&c2, a2);
+  // A is the client whose segment comes first (grants take the highest
+  // free segment: that is usually the first client's).
+  const bool first_is_a = g1.segment + 1 == g2.segment;
+  RawClient& ca = first_is_a ? c1 : c2;
+  RawClient& cb = first_is_a ? c2 : c1;
+  const protocol::Accept& a = first_is_a ? a1 : a2;
+  const protocol::Accept& b = first_is_a ? a2 : a1;
+  const protocol::Grant& ga = first_is_a ? g1 : g2;
+  const protocol::Grant& gb = first_is_a ? g2 : g1;
   ASSERT_EQ(gb.segment, ga.segment + 1) << "the test needs adjacent grants";
   const std::string rec =
       EncodeTestRecord(a.keyspace_id, "victim", std::string(90, 'v'));

@@ -256,18 +256,18 @@ m('get-other-keys-not-confirmed', GP,
   '''  Finish(op, Status::NotFound("key not found"));''',
   "get: only other keys' records taken for absence without the re-read")
 m('confirm-ignores-change', GP,
-  '''      if (std::memcmp(again, op->neigh, sizeof(again)) == 0) {''',
-  '''      if (true || std::memcmp(again, op->neigh, sizeof(again)) == 0) {''',
+  '''  if (std::memcmp(again, op->neigh, sizeof(again)) == 0) {''',
+  '''  if (true || std::memcmp(again, op->neigh, sizeof(again)) == 0) {''',
   'ConfirmAbsent: a changed re-read still taken for absence')
 m('confirm-home-bucket-only', GP,
-  '''      if (std::memcmp(again, op->neigh, sizeof(again)) == 0) {''',
-  '''      if (std::memcmp(again, op->neigh, ix::kBucketSize) == 0) {''',
+  '''  if (std::memcmp(again, op->neigh, sizeof(again)) == 0) {''',
+  '''  if (std::memcmp(again, op->neigh, ix::kBucketSize) == 0) {''',
   'ConfirmAbsent: only the home bucket compared, not the probe bucket')
 m('confirm-change-is-not-found', GP,
-  '''      RetryGet(op, "slots kept changing");
-      return;''',
-  '''      Finish(op, Status::NotFound("key not found"));
-      return;''',
+  '''  RetryGet(op, "slots kept changing");
+}''',
+  '''  Finish(op, Status::NotFound("key not found"));
+}''',
   'ConfirmAbsent: a changed re-read ends the get as not_found (no retry)')
 m('bad-record-not-retried', GP,
   '''  if (c.bad_pos >= 0) {
@@ -283,16 +283,20 @@ m('bad-record-is-corruption', GP,
     Finish(op, Status::Corruption(c.bad_why));''',
   'get: a bad first record is corruption at once (no retry)')
 m('retry-limit-off-by-one', GP,
-  '''  if (++op->attempts >= kMaxAttempts) {''',
-  '''  if (++op->attempts > kMaxAttempts) {''',
+  '''  stats_.get_retries++;
+  if (++op->attempts >= kMaxAttempts) {''',
+  '''  stats_.get_retries++;
+  if (++op->attempts > kMaxAttempts) {''',
   'get: one more attempt than kMaxAttempts')
 m('retry-limit-raised', GP,
-  '''  if (++op->attempts >= kMaxAttempts) {''',
-  '''  if (++op->attempts >= 100) {''',
+  '''  stats_.get_retries++;
+  if (++op->attempts >= kMaxAttempts) {''',
+  '''  stats_.get_retries++;
+  if (++op->attempts >= 100) {''',
   'get: retry bound raised to 100 (a record that stays bad keeps the caller)')
 m('confirm-limit-raised', GP,
-  '''      if (op->attempts + 1 >= kMaxAttempts) {''',
-  '''      if (op->attempts + 1 >= 100) {''',
+  '''  if (op->attempts + 1 >= kMaxAttempts) {''',
+  '''  if (op->attempts + 1 >= 100) {''',
   'ConfirmAbsent: bound raised to 100 for a neighbourhood that keeps changing')
 m('oob-only-taken-for-absence', GP,
   '''    if (any_bad) {''',
@@ -938,7 +942,7 @@ m('growth-clear-before-commit', KG,
   st = growth_sink_ ? growth_sink_(n2, generation + 1) : Status::Ok();''',
   'growth: old positions cleared before the commit point (a crash loses moved keys)')
 m('growth-new-buckets-not-zeroed', KG,
-  '''  std::memset(fresh, 0, fresh_len);''',
+  '''  std::memset(fresh, 0, fresh_len);  // persisted with the copies''',
   '',
   "growth: new buckets keep the log segments' old bytes")
 m('growth-takes-busy-segments', 'store/src/segment_table.cc',
@@ -981,6 +985,18 @@ m('no-automatic-growth', PL,
   '''  ks_->MaybeGrow();''',
   '',
   'pipeline: the index never grows on load (only on a full neighbourhood)')
+
+# The client's side of the readers' fence (issue 21), numbered after the
+# store's growth mutants.
+m('fence-header-not-checked', GP,
+  '''  if (header.bucket_count != op->bucket_count) {''',
+  '''  if (false && header.bucket_count != op->bucket_count) {''',
+  "get: not_found without comparing the header's bucket count (the fence)")
+m('fence-torn-header-taken', GP,
+  '''  if (!ix::DecodeIndexHeader(conn_->arena() + op->header_off, &header)) {''',
+  '''  if (!ix::DecodeIndexHeader(conn_->arena() + op->header_off, &header) &&
+      false) {''',
+  'get: a header that does not decode (torn) is taken as it is')
 
 for i,(name,path,old,new,what) in enumerate(M):
     if name in ('commit-no-crc-check', 'get-no-crc-check'):
