@@ -24,6 +24,16 @@ constexpr int kRandomImages = 12;
 
 class GrowthCrashTest : public testing::TrackedPoolTest {
  protected:
+  // key0..key23 = "v1-<key>", acknowledged (24 keys: below the load at
+  // which the 16-bucket index grows by itself).
+  static void PutKeys(Writer* w, std::map<std::string, std::string>* want) {
+    for (int i = 0; i < 24; i++) {
+      const std::string k = "key" + std::to_string(i);
+      (*want)[k] = "v1-" + k;
+      ASSERT_TRUE(w->Put(k, (*want)[k]).ok());
+    }
+  }
+
   // Expects exactly `want` in the image's keyspace, and nothing to repair
   // left behind.
   static void ExpectKeys(Pool* pool, const CrashPoint& at,
@@ -51,11 +61,7 @@ TEST_F(GrowthCrashTest, EveryPersistPointOfTwoGrowthsKeepsEveryKey) {
   std::map<std::string, std::string> want;
   {
     Writer w(ks_);
-    for (int i = 0; i < 24; i++) {
-      const std::string k = "key" + std::to_string(i);
-      want[k] = "v1-" + k;
-      ASSERT_TRUE(w.Put(k, want[k]).ok());
-    }
+    PutKeys(&w, &want);
     ASSERT_TRUE(w.Delete("key5").ok());
     want.erase("key5");
     // Updates whose old slots' clears are not yet durable when the
@@ -97,11 +103,7 @@ TEST_F(GrowthCrashTest, EveryPersistPointOfTwoGrowthsKeepsEveryKey) {
 TEST_F(GrowthCrashTest, UpdatesAfterAGrowthAreNotUndoneByItsLeftovers) {
   std::map<std::string, std::string> want;
   Writer w(ks_);
-  for (int i = 0; i < 24; i++) {
-    const std::string k = "key" + std::to_string(i);
-    want[k] = "v1-" + k;
-    ASSERT_TRUE(w.Put(k, want[k]).ok());
-  }
+  PutKeys(&w, &want);
   ASSERT_TRUE(ks_->GrowIndex().ok());
   CrashEverywhere(
       tracker_.get(), kRandomImages,

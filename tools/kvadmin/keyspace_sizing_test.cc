@@ -19,9 +19,11 @@ using KvadminSizingTest = testing::KvadminDirTest;
 TEST(CreateLogSizeTest, HalfLessTheIndexInWholeSegmentsAtLeastThree) {
   store::KeyspaceOptions o;  // 65,536 keys, 4 MiB segments
   const uint64_t index = store::IndexRegionBytes(o.index_capacity);
-  // 16,384 buckets plus the probe overflow, region-aligned.
-  EXPECT_EQ(index, ((16384 + index_format::kProbeBuckets - 1) * 64 + 4095) /
-                       4096 * 4096);
+  // The index header page, then 16,384 buckets plus the probe overflow,
+  // region-aligned.
+  EXPECT_EQ(index, index_format::kIndexHeaderBytes +
+                       ((16384 + index_format::kProbeBuckets - 1) * 64 + 4095) /
+                           4096 * 4096);
   EXPECT_EQ(CreateLogSize(1ull << 30, o),
             ((512ull << 20) - index) / (4 << 20) * (4 << 20));  // 508 MiB
   EXPECT_EQ(CreateLogSize((1ull << 30) + 5, o), 508ull << 20);
