@@ -111,14 +111,7 @@ TEST(CleanerTest, FullKeyspaceIsNoSpaceAndStaysConsistent) {
 // the right moment and failed ~4 times in 30.)
 TEST(CleanerTest, RunsConcurrentlyWithWritersAndReaders) {
   PoolOptions o;
-  // Long enough that no Get (slow under TSan) still reads a freed segment
-  // when it is granted again. A reader that does is the designed case
-  // (the record's CRC and the slot's re-read make it retry), but TSan
-  // reports the unsynchronised read as a race. Since grants take the
-  // highest free segment (index growth needs the first ones free), a
-  // segment the cleaner frees is the next one granted: with 2 ms, TSan saw
-  // a Get overlap its reuse.
-  o.grace_period = std::chrono::milliseconds(50);
+  o.grace_period = std::chrono::milliseconds(2);
   auto pool = MemPool(o);
   auto ks = pool->CreateKeyspace("ks", SmallKeyspace(512 * 1024)).value();
   constexpr int kKeys = 60;
