@@ -13,6 +13,20 @@
  *   rpma_mr_advance()         make the start of a registration remotely
  *                             unreachable (a floor that only moves up)
  *
+ * and a connection group, so that one thread can drive thousands of
+ * connections through one fd, with no file descriptor of their own beyond
+ * the provider's (tcp: the socket; verbs: none):
+ *
+ *   rpma_conn_group_new()     one completion channel and one CM event
+ *                             channel shared by many connections
+ *   rpma_conn_req_set_group() make a request's connection a member
+ *   rpma_conn_group_next()    which member has a completion or an event
+ *
+ * (librpma gives every connection a CM event channel of its own and every
+ * CQ a completion channel of its own: over tcp that was four descriptors
+ * per connection, and a server with a 20,000-descriptor limit held 4,990
+ * connections. verbs servers share both channels the same way.)
+ *
  * Support: all three on the tcp provider. On the verbs provider
  * rpma_conn_req_set_peer() works (the QP is destroyed and recreated in the
  * new PD before rdma_accept()); rpma_conn_mr_reg() and rpma_mr_advance()
@@ -123,6 +137,116 @@ int rpma_conn_mr_reg(struct rpma_conn *conn, void *ptr, size_t size, int usage,
  *                 rebinding).
  */
 int rpma_mr_advance(struct rpma_mr_local *mr, size_t offset);
+
+/*
+ * A connection group: one completion channel that every member's CQs
+ * notify, and one CM event channel that every member's connection events
+ * go to, behind one pollable fd. Members are connections made from
+ * requests given to rpma_conn_req_set_group(). A group is of one device
+ * (the peer it is made with); its members may be of any peer of that
+ * device.
+ *
+ * THREAD SAFETY
+ * rpma_conn_group_next() must not run concurrently with itself on one
+ * group, nor with rpma_conn_delete() of one of the group's members (call
+ * both from the thread that drives the group). Everything else on the
+ * members (posting, rpma_cq_get_wc, rpma_conn_next_event) may run on any
+ * thread, as for any connection.
+ */
+struct rpma_conn_group;
+
+/* What rpma_conn_group_next() reports about a member. */
+#define RPMA_CONN_GROUP_COMPLETION 1 /* a CQ of the member fired (re-armed) */
+#define RPMA_CONN_GROUP_EVENT 2      /* rpma_conn_next_event() has one */
+
+/*
+ * rpma_conn_group_new - a new, empty group of peer's device.
+ *
+ * ERRORS
+ * RPMA_E_INVAL    - peer or group_ptr is NULL
+ * RPMA_E_NOMEM    - out of memory
+ * RPMA_E_PROVIDER - a channel or the epoll fd could not be created (e.g.
+ *                   EMFILE)
+ */
+int rpma_conn_group_new(struct rpma_peer *peer,
+                        struct rpma_conn_group **group_ptr);
+
+/*
+ * rpma_conn_group_delete - deletes a group that has no members (requests
+ * given to rpma_conn_req_set_group and not yet deleted, or connections
+ * made from them and not yet deleted); NULL *group_ptr is a no-op.
+ *
+ * ERRORS
+ * RPMA_E_INVAL - group_ptr is NULL, or the group still has members (it is
+ *                left as it was)
+ */
+int rpma_conn_group_delete(struct rpma_conn_group **group_ptr);
+
+/*
+ * rpma_conn_group_get_fd - the group's fd: readable (level-triggered, for
+ * poll/epoll) while rpma_conn_group_next() may have something to report.
+ * It may also be readable when the provider has work to do for a member
+ * that ends in no report (tcp: a socket carrying a one-sided read that the
+ * call to rpma_conn_group_next() serves); then that call returns
+ * RPMA_E_NO_EVENT and the fd is quiet again. The fd belongs to the group:
+ * do not close it.
+ *
+ * ERRORS
+ * RPMA_E_INVAL - group or fd is NULL
+ */
+int rpma_conn_group_get_fd(const struct rpma_conn_group *group, int *fd);
+
+/*
+ * rpma_conn_req_set_group - make the connection of `req` (incoming or
+ * outgoing, not yet connected) a member of `group`: its CQs are recreated
+ * on the group's completion channel (so are its queue pair, which is why
+ * no receive may have been posted yet), and rpma_conn_req_connect() moves
+ * its CM id to the group's event channel instead of a channel of its own.
+ *
+ * For a member connection:
+ *  - rpma_conn_group_next() reports its completions and events;
+ *  - rpma_conn_next_event() returns the events the group reported for it
+ *    and never blocks (RPMA_E_NO_EVENT when none is waiting);
+ *  - rpma_conn_get_event_fd() gives the group's fd;
+ *  - rpma_cq_wait() on its CQs returns RPMA_E_SHARED_CHANNEL (the group
+ *    waits and re-arms; rpma_cq_get_fd() gives the group's completion
+ *    channel, nested in the group's fd: wait on the latter); rpma_conn_wait() and
+ *    rpma_conn_get_compl_fd() return RPMA_E_NOT_SHARED_CHNL as for any
+ *    connection without librpma's shared channel; rpma_cq_get_wc() works
+ *    as always.
+ *
+ * ERRORS
+ * RPMA_E_INVAL    - req or group is NULL; the request was made with a
+ *                   conn_cfg that has a shared RQ or librpma's shared
+ *                   completion channel; a receive was already posted with
+ *                   rpma_conn_req_recv(); it is a member of a group
+ *                   already; the group is of another device. The request
+ *                   is unchanged.
+ * RPMA_E_NOMEM    - out of memory; the request is unchanged.
+ * RPMA_E_NOSUPP   - the provider cannot recreate queue pairs.
+ * RPMA_E_PROVIDER - the provider failed. If the old queue pair could be
+ *                   kept the request is unchanged; otherwise it has no
+ *                   queue pair and must be deleted — the log says which.
+ */
+int rpma_conn_req_set_group(struct rpma_conn_req *req,
+                            struct rpma_conn_group *group);
+
+/*
+ * rpma_conn_group_next - without blocking, the next member with something
+ * to report: *conn_ptr and *what (RPMA_CONN_GROUP_COMPLETION: one of its
+ * CQs fired and is re-armed, so poll it with rpma_cq_get_wc() until
+ * empty; RPMA_CONN_GROUP_EVENT: rpma_conn_next_event() has an event for
+ * it). Connection events are reported before completions. On the tcp
+ * provider the call first runs the socket I/O of every member that is
+ * ready, on the calling thread.
+ *
+ * ERRORS
+ * RPMA_E_INVAL     - group, conn_ptr or what is NULL
+ * RPMA_E_NO_EVENT  - nothing to report now
+ * RPMA_E_PROVIDER  - a channel failed
+ */
+int rpma_conn_group_next(struct rpma_conn_group *group,
+                         struct rpma_conn **conn_ptr, int *what);
 
 #ifdef __cplusplus
 }

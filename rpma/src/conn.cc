@@ -36,11 +36,20 @@ int FlushBufferNew(rpma_conn* conn) {
 }
 
 int ConnSetup(rpma_conn* conn) {
-  int rc = conn->peer->pd->CreateCmChannel(&conn->evch);
-  if (rc != 0) {
-    return RPMA_PROVIDER_FAILED(rc, "creating an event channel");
+  prov::CmChannel* channel = nullptr;
+  if (conn->group != nullptr) {
+    // Mapped before the id moves: the group must know whose its events
+    // are from the first one on.
+    conn->group->Enter(conn);
+    channel = conn->group->group()->cm.get();
+  } else {
+    int rc = conn->peer->pd->CreateCmChannel(&conn->evch);
+    if (rc != 0) {
+      return RPMA_PROVIDER_FAILED(rc, "creating an event channel");
+    }
+    channel = conn->evch.get();
   }
-  rc = conn->id->Migrate(conn->evch.get());
+  int rc = conn->id->Migrate(channel);
   if (rc != 0) {
     return RPMA_PROVIDER_FAILED(rc, "moving the CM id to its channel");
   }
@@ -69,6 +78,7 @@ int ConnNew(std::unique_ptr<rpma_conn_req> req,
   conn->id = std::move(req->id);
   conn->origin_peer = std::move(req->origin_peer);
   conn->private_data = std::move(req->private_data);
+  conn->group = std::move(req->group);
   req.reset();
   int rc = ConnSetup(conn.get());
   if (rc != 0) {
@@ -84,15 +94,29 @@ int ConnNew(std::unique_ptr<rpma_conn_req> req,
 
 RPMA_EXPORT int rpma_conn_get_event_fd(const struct rpma_conn* conn, int* fd) {
   if (conn == nullptr || fd == nullptr) return RPMA_E_INVAL;
-  *fd = conn->evch->fd();
+  *fd = conn->group != nullptr ? conn->group->group()->epfd : conn->evch->fd();
   return 0;
 }
+
+namespace {
+
+// A member of a connection group: the next event the group took for it.
+int NextGroupEvent(rpma_conn* conn, rpma::prov::CmEvent* ev) {
+  std::lock_guard<std::mutex> lock(conn->events_mu);
+  if (conn->group_events.empty()) return -ENODATA;
+  *ev = std::move(conn->group_events.front());
+  conn->group_events.pop_front();
+  return 0;
+}
+
+}  // namespace
 
 RPMA_EXPORT int rpma_conn_next_event(struct rpma_conn* conn,
                                      enum rpma_conn_event* event) {
   if (conn == nullptr || event == nullptr) return RPMA_E_INVAL;
   rpma::prov::CmEvent ev;
-  int rc = conn->evch->GetEvent(&ev);
+  int rc = conn->group != nullptr ? NextGroupEvent(conn, &ev)
+                                  : conn->evch->GetEvent(&ev);
   if (rc == -ENODATA || rc == -EAGAIN) return RPMA_E_NO_EVENT;
   if (rc != 0) {
     return RPMA_PROVIDER_FAILED(rc, "getting a connection event");

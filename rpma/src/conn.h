@@ -8,11 +8,13 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <deque>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "conn_group.h"
 #include "conn_req.h"
 #include "cq.h"
 #include "peer.h"
@@ -48,6 +50,14 @@ struct rpma_conn {
 
   mutable std::mutex pdata_mu;
   std::vector<uint8_t> private_data;  // the peer's
+
+  // A member of a connection group (rpma_conn_req_set_group): evch is
+  // null, the id is on the group's CM channel, and the events the group
+  // took for this connection wait here for rpma_conn_next_event().
+  std::mutex events_mu;
+  std::deque<rpma::prov::CmEvent> group_events;
+  // Last: unmaps the connection from its group before the rest goes.
+  std::unique_ptr<rpma::GroupMembership> group;
 };
 
 namespace rpma {

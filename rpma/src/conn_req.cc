@@ -52,13 +52,13 @@ int BuildReq(rpma_peer* peer, prov::CmId* id, const rpma_conn_cfg& cfg,
       (srq_rcq == nullptr && !own_rcq) ? cfg.rq_size : 0;
   const uint64_t main_size =
       std::max<uint64_t>(cfg.cq_size, uint64_t{cfg.sq_size} + recvs_here);
-  rc = CqNew(pd,
-             static_cast<uint32_t>(std::min<uint64_t>(main_size, UINT32_MAX)),
-             req->shared_channel.get(), &req->cq);
+  req->cq_entries =
+      static_cast<uint32_t>(std::min<uint64_t>(main_size, UINT32_MAX));
+  rc = CqNew(pd, req->cq_entries, req->shared_channel.get(), &req->cq);
   if (rc != 0) return rc;
   if (own_rcq) {
-    rc = CqNew(pd, std::max(cfg.rcq_size, cfg.rq_size),
-               req->shared_channel.get(), &req->rcq);
+    req->rcq_entries = std::max(cfg.rcq_size, cfg.rq_size);
+    rc = CqNew(pd, req->rcq_entries, req->shared_channel.get(), &req->rcq);
     if (rc != 0) return rc;
   }
   prov::QpInit init;
@@ -73,6 +73,7 @@ int BuildReq(rpma_peer* peer, prov::CmId* id, const rpma_conn_cfg& cfg,
   if (rc != 0) {
     return RPMA_PROVIDER_FAILED(rc, "creating a queue pair");
   }
+  req->qp_init = init;
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conn_cfg.h"
+#include "conn_group.h"
 #include "cq.h"
 #include "peer.h"
 
@@ -34,6 +35,13 @@ struct rpma_conn_req {
   std::shared_ptr<rpma::prov::CmChannel> origin_channel;
   std::unique_ptr<rpma::prov::CmId> id;
   std::vector<uint8_t> private_data;  // incoming requests only
+  // What BuildReq made the CQs and QP with (rpma_conn_req_set_group
+  // recreates them on the group's channel).
+  uint32_t cq_entries = 0;
+  uint32_t rcq_entries = 0;
+  rpma::prov::QpInit qp_init;
+  // rpma_conn_req_set_group; last: counted until everything else is gone.
+  std::unique_ptr<rpma::GroupMembership> group;
 };
 
 namespace rpma {

@@ -288,6 +288,16 @@ class CmId {
   // recreates it in the old Pd; if even that fails the id has no QP and
   // -EIO is returned). -EOPNOTSUPP: a provider without it.
   virtual int MoveQp(Pd* /*pd*/) { return -EOPNOTSUPP; }
+  // rpkv extension (rpma_conn_req_set_group): an id whose connection is
+  // not established yet (passive: not accepted; active: Connect() not
+  // called) replaces its QP with one made from `init` (other CQs), in the
+  // same Pd. Receives posted before are lost (the caller forbids them).
+  // The old QP no longer refers to its CQs once this returns 0.
+  // -EINVAL: no QP yet, an established or connecting id, a missing CQ or
+  // CQs/SRQ of another provider; the device's -errno (verbs: on failure
+  // the QP is recreated from the old init; if even that fails the id has
+  // no QP and -EIO is returned). -EOPNOTSUPP: a provider without it.
+  virtual int ReplaceQp(const QpInit& /*init*/) { return -EOPNOTSUPP; }
   // Future events of this id go to `channel`; events of this id already
   // queued on its old channel move along (as rdma_migrate_id). -EINVAL: a
   // null channel or another provider's.

@@ -52,6 +52,19 @@ int TcpCmId::MoveQp(Pd* pd) {
   return conn_->MoveToTable(tpd->mrs());
 }
 
+int TcpCmId::ReplaceQp(const QpInit& init) {
+  if (qp_ == nullptr || conn_ == nullptr || !conn_->NotConnectedYet())
+    return -EINVAL;
+  if (dynamic_cast<TcpCq*>(init.send_cq) == nullptr ||
+      dynamic_cast<TcpCq*>(init.recv_cq) == nullptr ||
+      (init.srq != nullptr && dynamic_cast<TcpSrq*>(init.srq) == nullptr))
+    return -EINVAL;
+  auto next = std::make_unique<TcpQp>(conn_, init, NextQpNum());
+  conn_->AttachQp(next.get());
+  qp_ = std::move(next);  // the old QP: no longer the connection's
+  return 0;
+}
+
 int TcpCmId::Migrate(CmChannel* channel) {
   auto* ch = dynamic_cast<TcpCmChannel*>(channel);
   if (ch == nullptr || conn_ == nullptr) return -EINVAL;  // not a tcp one

@@ -24,6 +24,9 @@ class TcpCmId : public CmId {
   // The QP stays (tcp QPs belong to no Pd); the connection's target is
   // switched to `pd`'s registrations (TcpConn::MoveToTable).
   int MoveQp(Pd* pd) override;
+  // A new TcpQp on init's CQs; the connection switches to it (and to the
+  // new CQs' progress groups) before the old one is destroyed.
+  int ReplaceQp(const QpInit& init) override;
   int Migrate(CmChannel* channel) override;
   int Connect(const void* pdata, uint8_t len) override;
   int Accept(const void* pdata, uint8_t len) override;

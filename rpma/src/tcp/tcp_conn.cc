@@ -134,6 +134,11 @@ int TcpConn::MoveToTable(MrTable* mrs) {
   return 0;
 }
 
+bool TcpConn::NotConnectedYet() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return passive_ ? state_ == State::kRequested : state_ == State::kIdle;
+}
+
 bool TcpConn::UsesTable(MrTable* mrs) {
   std::lock_guard<std::mutex> lock(mu_);
   return mrs_ == mrs;

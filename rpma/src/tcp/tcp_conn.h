@@ -95,6 +95,9 @@ class TcpConn : public Handler,
   // the peer's requests against `mrs` from now on (the socket stays with
   // its engine). -EINVAL: active, or already accepted.
   int MoveToTable(MrTable* mrs);
+  // Nothing of the connection has reached the wire's data phase: active
+  // and not connecting yet, or passive and not accepted yet.
+  bool NotConnectedYet();
   // Whether the peer's requests are checked against `mrs`.
   bool UsesTable(MrTable* mrs);
   int Connect(const void* pdata, uint8_t len);

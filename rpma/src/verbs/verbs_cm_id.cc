@@ -110,6 +110,21 @@ int VerbsCmId::MoveQp(Pd* pd) {
   return -EIO;
 }
 
+int VerbsCmId::ReplaceQp(const QpInit& init) {
+  if (!qp_ || dynamic_cast<VerbsCq*>(init.send_cq) == nullptr ||
+      dynamic_cast<VerbsCq*>(init.recv_cq) == nullptr ||
+      (init.srq != nullptr && dynamic_cast<VerbsSrq*>(init.srq) == nullptr))
+    return -EINVAL;
+  const QpInit old = init_;
+  qp_.reset();
+  rdma_destroy_qp(id_);
+  int rc = CreateQp(init);
+  if (rc == 0) return 0;
+  if (CreateQp(old) == 0) return rc;
+  RPMA_LOG_ERROR("recreating a queue pair from its old CQs failed");
+  return -EIO;
+}
+
 int VerbsCmId::Migrate(CmChannel* channel) {
   auto* ch = dynamic_cast<VerbsCmChannel*>(channel);
   if (ch == nullptr) return -EINVAL;

@@ -52,6 +52,11 @@ class VerbsCmId final : public CmId {
   // QP is recreated in the old Pd and the error returned; if that fails
   // too the id has no QP and -EIO is returned.
   int MoveQp(Pd* pd) override;
+  // rdma_destroy_qp() + rdma_create_qp_ex() with `init` in the same Pd.
+  // The caller guarantees the id is not connected yet. On failure the QP
+  // is recreated from the old init and the error returned; if that fails
+  // too the id has no QP and -EIO is returned.
+  int ReplaceQp(const QpInit& init) override;
   // rdma_migrate_id(). -EINVAL for a non-verbs channel.
   int Migrate(CmChannel* channel) override;
   // rdma_connect() / rdma_accept() with librpma's conn_param (max
