@@ -130,6 +130,11 @@ fi
 
 # 5. the shell
 set +e
+# Ctrl-C while kvcli runs is kvcli's to handle: an interactive kvcli
+# stops the running command and shows its prompt again, a script-mode
+# kvcli ends (exit 130, and the EXIT trap stops the server). The shell
+# waits for kvcli either way instead of exiting under it.
+trap : INT
 "$BIN/kvcli" --server="$LISTEN" --keyspace=default "$@"
 rc=$?
 set -e

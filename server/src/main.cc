@@ -218,13 +218,17 @@ int BuildOptions(kv::server::ServerOptions* out) {
 
 }  // namespace
 
-// Each connection holds four fds on the tcp provider (socket, the
-// completion channel's epoll fd and eventfd, the event channel's
-// eventfd): the soft limit is raised to the hard one, and a limit that
-// cannot hold --max_connections is said at start, not found at the
-// 1,000th client.
+// A session's connection holds one fd on the tcp provider, its socket
+// (its channels are its worker's connection group's). Besides them: a
+// request being admitted or refused holds four (socket, its own
+// completion channel's epoll fd and eventfd, its event channel), and up
+// to 512 refused connections wait to hang up (server.cc), plus the
+// pool, listener and workers. The soft limit is raised to the hard one,
+// and a limit that cannot hold --max_connections is said at start, not
+// found at the 1,000th client.
 static void RaiseFdLimit(uint32_t max_connections) {
-  constexpr rlim_t kFdsPerConnection = 4;
+  constexpr rlim_t kFdsPerConnection = 1;
+  constexpr rlim_t kReserve = 4 * 512 + 64;
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
   if (lim.rlim_cur < lim.rlim_max) {
@@ -232,14 +236,16 @@ static void RaiseFdLimit(uint32_t max_connections) {
     (void)setrlimit(RLIMIT_NOFILE, &lim);
     (void)getrlimit(RLIMIT_NOFILE, &lim);
   }
-  const rlim_t need = kFdsPerConnection * max_connections + 64;
+  const rlim_t need = kFdsPerConnection * max_connections + kReserve;
   if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need) {
     kv::server::Logf(
         "warning: the open-file limit (%llu) holds about %llu connections, "
         "not --max_connections=%u (raise it: ulimit -n %llu)",
         static_cast<unsigned long long>(lim.rlim_cur),
-        static_cast<unsigned long long>((lim.rlim_cur - 64) /
-                                        kFdsPerConnection),
+        static_cast<unsigned long long>(lim.rlim_cur > kReserve
+                                            ? (lim.rlim_cur - kReserve) /
+                                                  kFdsPerConnection
+                                            : 0),
         max_connections, static_cast<unsigned long long>(need));
   }
 }

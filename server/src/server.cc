@@ -73,6 +73,7 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   Worker::Options wo;
   wo.spin_us = options.spin_us;
   wo.stats = &s->stats_;
+  wo.peer = s->peer_;
   for (uint32_t i = 0; i < options.workers; i++) {
     Result<std::unique_ptr<Worker>> w = Worker::Start(static_cast<int>(i), wo);
     if (!w.ok()) return w.status();
@@ -318,6 +319,21 @@ void Server::Admit(rpma_conn_req* req) {
   }
   std::unique_ptr<Session> session = std::move(made).value();
   if (ks != nullptr && !session->Bind(ks, &r)) return Refuse(req, r, id);
+  // The worker with the fewest sessions drives it from now on: the
+  // connection joins its group before anything is posted (the queue pair
+  // is recreated on the group's completion channel).
+  Worker* w = workers_.front().get();
+  for (const std::unique_ptr<Worker>& c : workers_) {
+    if (c->sessions() < w->sessions()) w = c.get();
+  }
+  int grc = rpma_conn_req_set_group(req, w->group());
+  if (grc) {
+    Logf("connection %llu refused: joining a worker's group: %s",
+         static_cast<unsigned long long>(id), rpma_err_2str(grc));
+    Stats::Add(stats_.refusals);
+    (void)rpma_conn_req_delete(&req);
+    return;
+  }
   Status st = session->PostReceives(req);
   if (!st.ok()) {
     // Receives already posted point into the session's buffers, which die
@@ -351,11 +367,6 @@ void Server::Admit(rpma_conn_req* req) {
     Logf("session %llu admitted%s: keyspace '%s'",
          static_cast<unsigned long long>(id), cr.ticket() ? " by ticket" : "",
          ks->keyspace->name().c_str());
-  }
-  // The worker with the fewest sessions drives it from now on.
-  Worker* w = workers_.front().get();
-  for (const std::unique_ptr<Worker>& c : workers_) {
-    if (c->sessions() < w->sessions()) w = c.get();
   }
   w->Adopt(std::move(session));
 }

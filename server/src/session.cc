@@ -18,11 +18,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-int SetNonBlocking(int fd) {
-  int fl = fcntl(fd, F_GETFL);
-  return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
 const char* EndName(int e) {
   static const char* const kNames[] = {
       "open",          "bye",      "peer gone",   "error",
@@ -108,11 +103,7 @@ void Session::SetAwaitingHello(bool waiting) {
 void Session::Attach(rpma_conn* conn) {
   conn_ = conn;
   if (grant_ != nullptr) grant_->SetConnection(conn);
-  rpma_conn_get_event_fd(conn_, &ev_fd_);
   rpma_conn_get_cq(conn_, &cq_);
-  rpma_cq_get_fd(cq_, &cq_fd_);
-  SetNonBlocking(ev_fd_);
-  SetNonBlocking(cq_fd_);
   SetAwaitingHello(ks_ == nullptr);
 }
 
@@ -173,12 +164,6 @@ void Session::Start() {
   const auto now = Clock::now();
   hello_deadline_ = now + env_.hello_timeout;
   last_message_ = now;
-}
-
-void Session::OnCqEvent() {
-  // Consumes the notification and re-arms the CQ; the worker then pumps,
-  // so a completion that arrives after the pump raises a new event.
-  if (cq_ != nullptr) (void)rpma_cq_wait(cq_);
 }
 
 Session::Clock::time_point Session::NextDeadline() const {

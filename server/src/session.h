@@ -5,7 +5,8 @@
 //
 // Life: the acceptor Create()s a session, Bind()s it to an admitted
 // keyspace (or leaves it waiting for HELLO), PostReceives() on the
-// request, accepts with AcceptData(), Attach()es the connection and hands
+// request (which joined the worker's connection group), accepts with
+// AcceptData(), Attach()es the connection and hands
 // the session to a Worker (worker.h), which drives it from then on, on
 // the worker's thread only: Start(), then Pump() whenever its CQ has
 // completions, OnConnEvents() when its connection reports an event,
@@ -117,12 +118,10 @@ class Session {
   void Attach(rpma_conn* conn);
 
   // --- driven by the owning Worker, on its thread ---
-  // Makes the CQ and event fds non-blocking and starts the deadlines.
+  // Starts the deadlines.
   void Start();
-  int cq_fd() const { return cq_fd_; }
-  int event_fd() const { return ev_fd_; }
-  // The CQ fd was readable: consumes its notification (re-arms the CQ).
-  void OnCqEvent();
+  // The connection (a member of the worker's connection group).
+  rpma_conn* conn() const { return conn_; }
   // Handles at most `budget` completions (0: all there are); *handled (if
   // given) gets how many it did. true when more may be waiting: call
   // again without waiting for the fd.
@@ -227,8 +226,6 @@ class Session {
   rpma_mr_local* mr_ = nullptr;
   rpma_conn* conn_ = nullptr;
   rpma_cq* cq_ = nullptr;
-  int cq_fd_ = -1;
-  int ev_fd_ = -1;
   OpenKeyspace* ks_ = nullptr;
   std::unique_ptr<GrantHolder> grant_;
   struct QueuedCommit {

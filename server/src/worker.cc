@@ -1,6 +1,7 @@
 #include "worker.h"
 
 #include <pthread.h>
+#include <rpma_ext.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -17,9 +18,10 @@
 namespace kv::server {
 namespace {
 
-// epoll data: the session pointer, low bit 1 for its connection-event fd.
-constexpr uintptr_t kEventTag = 1;
-constexpr size_t kMaxEvents = 256;
+// epoll data of the two fds a worker waits on.
+constexpr uint64_t kWakeFd = 1;
+constexpr uint64_t kGroupFd = 2;
+constexpr size_t kMaxEvents = 4;
 
 // A test failpoint (server/README.md, "Failpoints"): with
 // KVSERVER_FAILPOINT=slow_pass a worker woken by events sleeps 5 ms
@@ -43,12 +45,20 @@ Result<std::unique_ptr<Worker>> Worker::Start(int index, Options options) {
   if (w->epoll_fd_ < 0 || w->wake_fd_ < 0) {
     return Status::IoError("worker: epoll/eventfd failed");
   }
+  int rc = rpma_conn_group_new(options.peer, &w->group_);
+  if (rc != 0) {
+    return Status::IoError(std::string("worker: connection group: ") +
+                           rpma_err_2str(rc));
+  }
+  int group_fd = -1;
+  (void)rpma_conn_group_get_fd(w->group_, &group_fd);
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ev.data.ptr = nullptr;  // the wake fd
-  if (epoll_ctl(w->epoll_fd_, EPOLL_CTL_ADD, w->wake_fd_, &ev) != 0) {
-    return Status::IoError("worker: epoll_ctl failed");
-  }
+  ev.data.u64 = kWakeFd;
+  bool ok = epoll_ctl(w->epoll_fd_, EPOLL_CTL_ADD, w->wake_fd_, &ev) == 0;
+  ev.data.u64 = kGroupFd;
+  ok = ok && epoll_ctl(w->epoll_fd_, EPOLL_CTL_ADD, group_fd, &ev) == 0;
+  if (!ok) return Status::IoError("worker: epoll_ctl failed");
   Worker* raw = w.get();
   w->thread_ = std::thread([raw] { raw->Loop(); });
   return w;
@@ -56,6 +66,12 @@ Result<std::unique_ptr<Worker>> Worker::Start(int index, Options options) {
 
 Worker::~Worker() {
   Stop();
+  // Every session (and its connection) is gone once Stop() returns; a
+  // worker that never started has none.
+  sessions_.clear();
+  if (group_ != nullptr && rpma_conn_group_delete(&group_) != 0) {
+    Logf("worker %d: its connection group still has members", index_);
+  }
   if (wake_fd_ >= 0) close(wake_fd_);
   if (epoll_fd_ >= 0) close(epoll_fd_);
 }
@@ -81,20 +97,23 @@ void Worker::Stop() {
   thread_.join();
 }
 
-void Worker::Watch(Session* s) {
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.ptr = s;
-  int rc = epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, s->cq_fd(), &ev);
-  ev.data.ptr =
-      reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(s) | kEventTag);
-  if (rc == 0) rc = epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, s->event_fd(), &ev);
-  if (rc != 0) {
-    // Cannot be watched (fd limit?): the session ends at once; its
-    // timers still drive the ending.
-    Logf("session %llu: cannot watch its connection: errno %d",
-         static_cast<unsigned long long>(s->id()), errno);
-    s->Shutdown();
+void Worker::TakeGroupReports() {
+  for (;;) {
+    rpma_conn* conn = nullptr;
+    int what = 0;
+    const int rc = rpma_conn_group_next(group_, &conn, &what);
+    if (rc == RPMA_E_NO_EVENT) return;
+    if (rc != 0) {
+      Logf("worker %d: connection group: %s", index_, rpma_err_2str(rc));
+      return;
+    }
+    auto it = by_conn_.find(conn);
+    if (it == by_conn_.end()) continue;  // not handed over yet
+    Session* s = it->second;
+    // A completion needs no call: the group re-armed the CQ, and the
+    // pump polls it.
+    if (what == RPMA_CONN_GROUP_EVENT) s->OnConnEvents();
+    MarkReady(s);
   }
 }
 
@@ -108,9 +127,11 @@ void Worker::TakeInbox() {
     Session* raw = s.get();
     sessions_.push_back(std::move(s));
     raw->Start();
-    Watch(raw);
+    by_conn_[raw->conn()] = raw;
+    // What the group reported before the hand-over: events wait on the
+    // connection, completions in the CQ.
+    raw->OnConnEvents();
     if (stopping_) raw->Shutdown();
-    // A message may have arrived before the fds were watched.
     MarkReady(raw);
     next_deadline_ = std::min(next_deadline_, raw->NextDeadline());
   }
@@ -168,6 +189,7 @@ void Worker::CommitPass(const std::vector<Session*>& sessions) {
 void Worker::Spin() {
   const auto spin = std::chrono::microseconds(options_.spin_us);
   auto until = Clock::now() + spin;
+  epoll_event events[kMaxEvents];
   while (!busy_.empty() && Clock::now() < until) {
     bool any = false;
     for (Session* s : busy_) {
@@ -176,6 +198,21 @@ void Worker::Spin() {
       any = any || handled > 0;
     }
     CommitPass(busy_);
+    // The group's fd is readable when a member's socket has bytes, also
+    // a one-sided READ that yields no completion (tcp): serving it here
+    // counts as work, so a client that only reads keeps the spin going
+    // instead of paying this worker's wake-up on every get.
+    const int n = epoll_wait(epoll_fd_, events, kMaxEvents, 0);
+    for (int i = 0; i < n; i++) {
+      if (events[i].data.u64 == kWakeFd) return;  // inbox or stop
+    }
+    if (n > 0) {
+      TakeGroupReports();
+      // Sessions with news (listed in ready_): the next pass pumps them
+      // at once (its wait does not block while ready_ has any).
+      if (!ready_.empty()) return;
+      any = true;
+    }
     if (any) until = Clock::now() + spin;
   }
 }
@@ -196,12 +233,13 @@ void Worker::Reap() {
       i++;
       continue;
     }
-    // Unwatched before the destructor deletes the connection (and its
-    // fds); nothing of this pass refers to it any more.
-    (void)epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, s->cq_fd(), nullptr);
-    (void)epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, s->event_fd(), nullptr);
+    // Forgotten before the destructor deletes the connection (which
+    // leaves the group); nothing of this pass refers to it any more.
+    by_conn_.erase(s->conn());
     busy_.erase(std::remove(busy_.begin(), busy_.end(), s), busy_.end());
     again_.erase(std::remove(again_.begin(), again_.end(), s), again_.end());
+    // TakeInbox lists new sessions, and one may have ended at once.
+    ready_.erase(std::remove(ready_.begin(), ready_.end(), s), ready_.end());
     sessions_[i] = std::move(sessions_.back());
     sessions_.pop_back();
     count_.fetch_sub(1, std::memory_order_relaxed);
@@ -236,19 +274,12 @@ void Worker::Loop() {
     const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
     if (n > 0 && SlowPassFailpoint()) usleep(5000);
     for (int i = 0; i < n; i++) {
-      const auto tag = reinterpret_cast<uintptr_t>(events[i].data.ptr);
-      if (tag == 0) {
+      if (events[i].data.u64 == kWakeFd) {
         uint64_t v;
         (void)!read(wake_fd_, &v, sizeof(v));
-        continue;
-      }
-      Session* s = reinterpret_cast<Session*>(tag & ~kEventTag);
-      if (tag & kEventTag) {
-        s->OnConnEvents();
       } else {
-        s->OnCqEvent();
+        TakeGroupReports();
       }
-      MarkReady(s);
     }
     // Left-over work of the last pass goes after this pass's new work.
     for (Session* s : again_) MarkReady(s);

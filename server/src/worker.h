@@ -1,7 +1,9 @@
 // kv::server::Worker — one of kvserver's fixed set of threads
-// (--workers, default: the number of cores) that drive many sessions: it
-// waits on all of its sessions' CQ and connection-event fds at once
-// (epoll, level-triggered), runs each ready session to completion with a
+// (--workers, default: the number of cores) that drive many sessions: its
+// sessions' connections are members of the worker's connection group
+// (rpma_ext.h), so it waits on one fd for all of their completions and
+// connection events (a connection costs its socket and no other
+// descriptor), runs each ready session to completion with a
 // bounded budget per pass, and at the end of every pass hands the COMMITs
 // of all sessions of the pass to their keyspace's CommitPipeline in one
 // call per keyspace — one commit point for all of them — before their
@@ -19,8 +21,8 @@
 // Stop() shuts every session down (each handles what it has received,
 // then ends as usual) and returns when all are gone and the thread has
 // ended.
-// Thread-safety: Adopt, sessions(), Stop from any thread; everything
-// else on the worker's own thread.
+// Thread-safety: Adopt, sessions(), group(), Stop from any thread;
+// everything else on the worker's own thread.
 #ifndef KV_SERVER_WORKER_H_
 #define KV_SERVER_WORKER_H_
 
@@ -31,11 +33,15 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "kv/status.h"
 #include "session.h"
+
+struct rpma_conn_group;
+struct rpma_peer;
 
 namespace kv::server {
 
@@ -45,6 +51,7 @@ class Worker {
     uint32_t spin_us = 0;  // busy-poll this long after a busy pass
     size_t budget = 16;    // completions per session per pass
     Stats* stats = nullptr;
+    rpma_peer* peer = nullptr;  // the group's device (required)
   };
   static Result<std::unique_ptr<Worker>> Start(int index, Options options);
   ~Worker();  // Stop()
@@ -53,6 +60,9 @@ class Worker {
 
   // Takes over an attached session (any thread).
   void Adopt(std::unique_ptr<Session> session);
+  // The group a session's connection request joins before it is accepted
+  // (rpma_conn_req_set_group), so that this worker can drive it.
+  rpma_conn_group* group() const { return group_; }
   // Sessions alive on this worker (adopted, not yet destroyed).
   size_t sessions() const { return count_.load(std::memory_order_relaxed); }
   void Stop();
@@ -62,7 +72,8 @@ class Worker {
   Worker(int index, Options options) : index_(index), options_(options) {}
   void Loop();
   void TakeInbox();
-  void Watch(Session* s);
+  // Everything the group has to report, each to its session.
+  void TakeGroupReports();
   // Lists s for this pass's pumping, once.
   void MarkReady(Session* s);
   // Commits the queued COMMITs of `sessions`, one pipeline call per
@@ -76,7 +87,8 @@ class Worker {
   const int index_;
   const Options options_;
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd: inbox or stop
+  int wake_fd_ = -1;                  // eventfd: inbox or stop
+  rpma_conn_group* group_ = nullptr;  // deleted after the last session
   std::thread thread_;
   std::mutex inbox_mu_;
   std::vector<std::unique_ptr<Session>> inbox_;
@@ -85,6 +97,10 @@ class Worker {
   bool stopping_ = false;  // Shutdown() sent to every session
   // Worker thread only:
   std::vector<std::unique_ptr<Session>> sessions_;
+  // The group reports connections: whose session each is. A connection
+  // not (yet) here is one the server has not handed over yet; what the
+  // group took for it waits on the connection (TakeInbox looks).
+  std::unordered_map<rpma_conn*, Session*> by_conn_;
   std::vector<Session*> ready_;  // this pass
   std::vector<Session*> again_;  // budget ran out: next pass
   std::vector<Session*> busy_;   // the last pass that did work (spin)

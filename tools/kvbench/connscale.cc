@@ -3,7 +3,9 @@
 //
 //   kvconnscale --server=H:P --server_pid=PID --idle=10000
 //     opens N named connections from one RPMA peer (one provider engine
-//     thread on this side), waits until every one is admitted, reads the
+//     thread on this side; the connections are one connection group, so
+//     each costs this process one fd, its socket), waits until every one
+//     is admitted, reads the
 //     server's threads and RSS (/proc/PID/status) before and after, holds
 //     them --hold_s seconds and checks that none was dropped.
 //   kvconnscale --server=H:P --active=1000 --puts=20 --threads=8
@@ -18,6 +20,8 @@
 #include <infiniband/verbs.h>
 #include <librpma.h>
 #include <poll.h>
+#include <rpma_ext.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -26,6 +30,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "kv/client/client.h"
@@ -70,21 +75,47 @@ struct RawConn {
   bool gone = false;
 };
 
-// The event fd is made non-blocking: rpma_conn_next_event then never
-// waits.
-bool WaitEvent(rpma_conn* conn, rpma_conn_event want, int ms) {
-  int fd = -1;
-  rpma_conn_get_event_fd(conn, &fd);
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-  const auto end = Clock::now() + std::chrono::milliseconds(ms);
-  while (Clock::now() < end) {
-    rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-    if (rpma_conn_next_event(conn, &ev) == 0) return ev == want;
-    pollfd p{fd, POLLIN, 0};
-    poll(&p, 1, 50);
+// The connections, all members of one group, and their events.
+class Group {
+ public:
+  explicit Group(rpma_conn_group* g) : g_(g) {}
+  void Add(rpma_conn* c, RawConn* rc) { by_conn_[c] = rc; }
+  // Takes every report the group has; true once `conn` (if given) saw
+  // `want`. Hang-ups mark their connection gone.
+  bool Drain(rpma_conn* conn, rpma_conn_event want) {
+    bool seen = false;
+    rpma_conn* who = nullptr;
+    int what = 0;
+    while (rpma_conn_group_next(g_, &who, &what) == 0) {
+      if (what != RPMA_CONN_GROUP_EVENT) continue;
+      rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+      while (rpma_conn_next_event(who, &ev) == 0) {
+        if (who == conn && ev == want) seen = true;
+        auto it = by_conn_.find(who);
+        if (it != by_conn_.end() &&
+            (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)) {
+          it->second->gone = true;
+        }
+      }
+    }
+    return seen;
   }
-  return false;
-}
+  bool Wait(rpma_conn* conn, rpma_conn_event want, int ms) {
+    int fd = -1;
+    rpma_conn_group_get_fd(g_, &fd);
+    const auto end = Clock::now() + std::chrono::milliseconds(ms);
+    while (Clock::now() < end) {
+      if (Drain(conn, want)) return true;
+      pollfd p{fd, POLLIN, 0};
+      poll(&p, 1, 50);
+    }
+    return false;
+  }
+
+ private:
+  rpma_conn_group* const g_;
+  std::unordered_map<rpma_conn*, RawConn*> by_conn_;
+};
 
 int RunIdle(const kv::Endpoint& ep) {
   ibv_context* ctx = nullptr;
@@ -101,6 +132,9 @@ int RunIdle(const kv::Endpoint& ep) {
   rpma_conn_cfg_set_sq_size(cfg, 4);
   rpma_conn_cfg_set_rq_size(cfg, 4);
   rpma_conn_cfg_set_cq_size(cfg, 8);
+  rpma_conn_group* group_handle = nullptr;
+  if (rpma_conn_group_new(peer, &group_handle) != 0) return 1;
+  Group group(group_handle);
   const ProcFigures before = ReadProc(FLAGS_server_pid);
   pr::Connect cd;
   cd.name = FLAGS_keyspace;
@@ -116,12 +150,18 @@ int RunIdle(const kv::Endpoint& ep) {
       std::fprintf(stderr, "kvconnscale: connection %u: request failed\n", i);
       break;
     }
+    if (rpma_conn_req_set_group(req, group_handle) != 0) {
+      std::fprintf(stderr, "kvconnscale: connection %u: no group\n", i);
+      rpma_conn_req_delete(&req);
+      break;
+    }
     rpma_conn_private_data pd{pdata, static_cast<uint8_t>(sizeof(pdata))};
     if (rpma_conn_req_connect(&req, &pd, &conns[i].conn) != 0) {
       std::fprintf(stderr, "kvconnscale: connection %u: connect failed\n", i);
       break;
     }
-    if (!WaitEvent(conns[i].conn, RPMA_CONN_ESTABLISHED, 10000)) {
+    group.Add(conns[i].conn, &conns[i]);
+    if (!group.Wait(conns[i].conn, RPMA_CONN_ESTABLISHED, 10000)) {
       std::fprintf(stderr, "kvconnscale: connection %u not established\n", i);
       break;
     }
@@ -145,15 +185,9 @@ int RunIdle(const kv::Endpoint& ep) {
   std::this_thread::sleep_for(std::chrono::seconds(1));
   const ProcFigures held = ReadProc(FLAGS_server_pid);
   std::this_thread::sleep_for(std::chrono::seconds(FLAGS_hold_s));
+  (void)group.Drain(nullptr, RPMA_CONN_UNDEFINED);
   size_t dropped = 0;
-  for (RawConn& c : conns) {
-    if (!c.admitted) continue;
-    rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-    while (rpma_conn_next_event(c.conn, &ev) == 0) {
-      if (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST) c.gone = true;
-    }
-    dropped += c.gone;
-  }
+  for (RawConn& c : conns) dropped += c.admitted && c.gone;
   const ProcFigures after_hold = ReadProc(FLAGS_server_pid);
   std::printf("idle connections: %zu admitted of %u in %.1f s, %zu dropped\n",
               admitted, FLAGS_idle, open_s, dropped);
@@ -179,6 +213,7 @@ int RunIdle(const kv::Endpoint& ep) {
   for (RawConn& c : conns) {
     if (c.conn != nullptr) rpma_conn_delete(&c.conn);
   }
+  rpma_conn_group_delete(&group_handle);
   rpma_conn_cfg_delete(&cfg);
   rpma_peer_delete(&peer);
   return admitted == FLAGS_idle && dropped == 0 ? 0 : 1;
@@ -290,6 +325,12 @@ int main(int argc, char** argv) {
                  "kvconnscale: give --server=HOST:PORT and one of --idle=N, "
                  "--active=N (see --help)\n");
     return 2;
+  }
+  // Up to the hard limit: --idle=10000 needs 10,000 sockets here too.
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &lim);
   }
   return FLAGS_idle > 0 ? RunIdle(*ep) : RunActive();
 }

@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -9,10 +11,22 @@
 
 #include "command_context.h"
 #include "glob.h"
+#include "interrupt.h"
 #include "suggest.h"
 
 namespace kv::kvcli {
 namespace {
+
+// A test failpoint (tools/kvcli/README.md): with KVCLI_FAILPOINT=slow_scan
+// a scan waits 200 ms before each key, so that a test can press Ctrl-C
+// while it runs.
+bool SlowScanFailpoint() {
+  static const bool on = [] {
+    const char* v = std::getenv("KVCLI_FAILPOINT");
+    return v != nullptr && std::strcmp(v, "slow_scan") == 0;
+  }();
+  return on;
+}
 
 using namespace command;
 
@@ -189,9 +203,15 @@ Reply Scan(Context& c, const Args& a) {
   size_t n = 0;
   bool truncated = false;
   std::string items;
+  bool interrupted = false;
   Status st = client->Scan(
       a.empty() ? "" : KeyOf(a[0]), limit == 0 ? 0 : limit + 1,
       [&](std::string_view key, std::string_view value) {
+        if (SlowScanFailpoint()) usleep(200000);
+        if (Interrupted()) {
+          interrupted = true;
+          return false;
+        }
         if (limit != 0 && n == limit) {
           truncated = true;
           return false;
@@ -217,12 +237,17 @@ Reply Scan(Context& c, const Args& a) {
   if (tty) {
     r.newline = true;
     r.text = "(" + std::to_string(n) + (n == 1 ? " key" : " keys");
-    if (truncated) {
+    if (interrupted) {
+      r.text += "; interrupted by Ctrl-C";
+    } else if (truncated) {
       r.text += "; limit reached — scan " +
                 std::string(a.empty() ? "\"\"" : Quote(KeyOf(a[0]))) +
                 " 0 for all";
     }
     r.text += ")";
+  } else if (interrupted) {
+    r.exit_code = 1;
+    r.note = "scan: interrupted after " + std::to_string(n) + " keys";
   } else if (truncated) {
     r.exit_code = 1;
     r.note = "scan: stopped at the limit of " + std::to_string(limit) +

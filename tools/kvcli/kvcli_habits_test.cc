@@ -252,6 +252,38 @@ TEST_F(KvcliTest, InteractiveCtrlCSendsNoSigintToTheParent) {
       << pty.transcript();
 }
 
+// Ctrl-C while a command runs (a slow scan: KVCLI_FAILPOINT=slow_scan)
+// stops that command and brings the prompt back; kvcli goes on, and the
+// parent (as tools/run.sh does: `trap : INT`) waits for it rather than
+// exiting under it.
+TEST_F(KvcliTest, InteractiveCtrlCStopsTheRunningCommandNotTheShell) {
+  PtySession pty;
+  std::vector<std::string> env = Env();
+  env.push_back("KVCLI_FAILPOINT=slow_scan");
+  std::string cmd = "trap : INT; '" + std::string(KVCLI_PATH) + "'";
+  for (const auto& f : Flags()) cmd += " '" + f + "'";
+  cmd += "; echo kvcli-exit=$?";
+  ASSERT_TRUE(pty.Start({"/bin/sh", "-c", cmd}, env));
+  ASSERT_TRUE(ExpectPrompt(&pty)) << pty.transcript();
+  for (int i = 0; i < 20; i++) {
+    pty.Type("put slowscan" + std::to_string(i) + " v\r");
+    ASSERT_TRUE(pty.Expect("OK")) << pty.transcript();
+    ASSERT_TRUE(ExpectPrompt(&pty));
+  }
+  pty.Type("scan slowscan 0\r");  // 20 keys x 200 ms: 4 s
+  ASSERT_TRUE(pty.Expect("scan slowscan 0")) << pty.transcript();  // echo
+  ASSERT_TRUE(pty.Expect(" v")) << pty.transcript();  // the first key
+  pty.Type("\x03");
+  ASSERT_TRUE(pty.Expect("interrupted by Ctrl-C")) << pty.transcript();
+  ASSERT_TRUE(ExpectPrompt(&pty)) << pty.transcript();
+  pty.Type("get slowscan3\r");
+  ASSERT_TRUE(pty.Expect("v")) << pty.transcript();
+  ASSERT_TRUE(ExpectPrompt(&pty)) << pty.transcript();
+  pty.Type("quit\r");
+  ASSERT_TRUE(pty.Expect("kvcli-exit=0")) << pty.transcript();
+  EXPECT_EQ(pty.Wait(), 0) << pty.transcript();
+}
+
 // With ISIG off at the prompt Ctrl-Z is a key as well: it must still
 // suspend kvcli (job control of an interactive bash), and fg resumes it
 // with the prompt and the line redrawn, still in edit mode.

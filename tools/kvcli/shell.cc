@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "interrupt.h"
 #include "tokenizer.h"
 
 namespace kv::kvcli {
@@ -99,7 +100,8 @@ char** Complete(const char* text, int start, int /*end*/) {
 // Interrupt. No SIGINT is sent, to kvcli or to the script that started it
 // (tools/run.sh traps INT and stops its server). rl_done makes readline()
 // return NULL at once; the flag tells it apart from Ctrl-D. While a
-// command runs the terminal has ISIG again: Ctrl-C interrupts kvcli.
+// command runs the terminal has ISIG again: Ctrl-C interrupts the command
+// (interrupt.h) and the prompt comes back.
 bool g_interrupted = false;
 
 int Interrupt(int /*count*/, int /*key*/) {
@@ -184,6 +186,10 @@ int RunInteractive(Session* session, Output* out,
     const std::string prompt = session->Prompt();
     g_interrupted = false;
     rl_done = 0;
+    // Caught from before the terminal gets ISIG back at the end of
+    // ReadLine, so that a Ctrl-C typed right after Enter stops the
+    // command instead of ending kvcli (interrupt.h).
+    CommandInterrupt interrupt;
     char* raw = ReadLine(prompt);
     if (g_interrupted) {  // Ctrl-C: drop the line, show a new prompt
       free(raw);
@@ -199,6 +205,8 @@ int RunInteractive(Session* session, Output* out,
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     add_history(line.c_str());
     SaveHistory(history_path);
+    // Ctrl-C now interrupts the command, not kvcli; the parent
+    // (tools/run.sh) lets kvcli decide.
     RunLine(session, out, line, &quit);
   }
   g_session = nullptr;
