@@ -52,7 +52,7 @@ std::string LostBecause(ibv_wc_status s) {
     case IBV_WC_REM_ACCESS_ERR:
       return "the server refused a remote access" + raw;
     default:
-      return ibv_wc_status_str(s);
+      return "the connection to the server failed" + raw;
   }
 }
 
@@ -240,6 +240,13 @@ Status Connection::Dial(const pr::Connect& cd) {
     return Status::Unavailable("cannot connect to " + server_ +
                                ": unreachable — is kvserver running, is the "
                                "address right?");
+  }
+  if (ev == RPMA_CONN_LOST) {
+    return Status::Unavailable(
+        "cannot connect to " + server_ +
+        ": the connection failed before it was set up — is kvserver "
+        "running there, is the address right? [" +
+        rpma_utils_conn_event_2str(ev) + "]");
   }
   if (ev != RPMA_CONN_ESTABLISHED) {
     return Status::Unavailable("cannot connect to " + server_ + ": " +

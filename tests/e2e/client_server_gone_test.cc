@@ -1,6 +1,13 @@
 // What a client says when things go wrong: a person's words, not the
 // provider's ("Work Request Flushed Error" after a clean server stop), and
 // the missing piece named (the server's flag, not the client's again).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
 #include "client_fixture.h"
 
 namespace kv::e2e {
@@ -27,6 +34,39 @@ TEST_F(ClientServerGoneTest, CleanStopSaysTheServerClosedTheConnection) {
     EXPECT_GT(raw, said) << st.ToString();
     EXPECT_EQ(st.message()[raw - 1], '[') << st.ToString();
   }
+}
+
+// Something that is not kvserver listens on the port: it takes the TCP
+// connection and closes it. The client says what a person would check,
+// with the provider's words ("Connection lost") only in brackets after.
+TEST(ClientNotAServerTest, APortThatHangsUpSaysWhatToCheck) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  socklen_t len = sizeof(a);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  std::thread hangs_up([fd] {
+    const int c = accept(fd, nullptr, nullptr);
+    if (c >= 0) close(c);
+  });
+  ClientOptions o;
+  o.server = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  o.connect_timeout = std::chrono::milliseconds(2000);
+  auto c = Client::Connect(o);
+  hangs_up.join();
+  close(fd);
+  ASSERT_FALSE(c.ok());
+  const Status st = c.status();
+  const std::string m = st.message();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << m;
+  const size_t said = m.find("is kvserver running there");
+  ASSERT_NE(said, std::string::npos) << m;
+  const size_t raw = m.find("Connection lost");
+  if (raw != std::string::npos) EXPECT_GT(raw, said) << m;
 }
 
 // A server without --allow_create.
