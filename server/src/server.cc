@@ -349,15 +349,18 @@ void Server::Admit(rpma_conn_req* req) {
   protocol::EncodeAccept(session->AcceptData(), pdata);
   rpma_conn_private_data out{pdata, static_cast<uint8_t>(sizeof(pdata))};
   rpma_conn* conn = nullptr;
+  // Counted before the accept: the client may send INFO the moment it is
+  // established, and its worker answers before this thread goes on.
+  stats_.connections_active.fetch_add(1);
   int rc = rpma_conn_req_connect(&req, &out, &conn);
   if (rc) {
     // The request is consumed; the session's grant is sealed with it.
+    stats_.connections_active.fetch_sub(1);
     Logf("session %llu: accepting failed: %s",
          static_cast<unsigned long long>(id), rpma_err_2str(rc));
     return;
   }
   session->Attach(conn);
-  stats_.connections_active.fetch_add(1);
   Stats::Add(stats_.connections_total);
   if (cr.hello()) {
     Logf("session %llu: connected, waiting for HELLO",
