@@ -15,7 +15,8 @@
 # Environment: BUILD (build dir, default build-release: configured and
 # built here, Release, when its programs are missing), OUT (default
 # /tmp/rpkv-compare-DATE), RUNS (3), DURATION (seconds per run, 5),
-# WARMUP (1), KEYS (10000).
+# WARMUP (1), KEYS (10000), KVSERVER_FLAGS (more kvserver flags, e.g.
+# --spin_us=50; printed in the table's header).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build-release}
@@ -25,6 +26,7 @@ RUNS=${RUNS:-3}
 DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-1}
 KEYS=${KEYS:-10000}
+KVSERVER_FLAGS=${KVSERVER_FLAGS:-}
 KVBENCH=$BUILD/bin/kvbench
 KVSERVER=$BUILD/bin/kvserver
 
@@ -99,7 +101,7 @@ start_kvserver() {
   [ "$gran" = CACHE_LINE ] && envs=(PMEM2_FORCE_GRANULARITY=CACHE_LINE)
   env "${envs[@]}" "$KVSERVER" --pool="$TMP/$name.pool" --pool_size=1G \
     --listen="127.0.0.1:$port" --allow_create --index_capacity=$((4 * KEYS)) \
-    >"$TMP/$name.log" 2>&1 &
+    $KVSERVER_FLAGS >"$TMP/$name.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")
   wait_port "$port" "$pid" "$TMP/$name.log"
@@ -292,7 +294,7 @@ done
   echo "rpkv vs Redis, one machine: $(hostname), $(nproc) vCPUs, $(uname -sr), rpkv $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "$(date -u +%Y-%m-%dT%H:%MZ); 127.0.0.1; 16 B keys, 64 B values, $KEYS keys; medians of $RUNS runs of ${DURATION} s (+${WARMUP} s warm-up)"
   echo "rpkv client waits: poll (busy-polls), block (sleeps on the CQ fd), adapt (polls 50 us, then blocks: the default)."
-  echo "Redis: hiredis; 'always' = appendfsync always. File pool: msync (durable)."
+  echo "Redis: hiredis; 'always' = appendfsync always. File pool: msync (durable). kvserver flags: ${KVSERVER_FLAGS:-(defaults)}."
   echo "Cache-line pool: what a PMem host costs (NOT durable here). 16 in flight = rpkv 2 threads x qd 8 vs Redis 16 conns."
   echo "best/r = the best rpkv mode / Redis; met = poll/block/adapt."
   echo "Limits: round trip p50 (ping): ${LIMITS%, }"
