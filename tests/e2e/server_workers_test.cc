@@ -4,6 +4,8 @@
 // connection of a crowd is answered.
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -51,6 +53,37 @@ TEST_F(ServerWorkersTest, TwoHundredConnectionsAreServedByTheWorkers) {
   const long busy_threads = ServerThreads(server_.pid());
   EXPECT_LE(busy_threads, idle_threads + 2)
       << "threads grew with the connections";
+}
+
+// --spin_us: a worker keeps polling while its client only reads (one-sided
+// READs it serves count as work), and a stop still ends it at once — the
+// spin gives way to the worker's wake-up (stop, new sessions).
+TEST_F(ServerWorkersTest, ASpinningWorkerServesReadsAndStillStopsAtOnce) {
+  StartServer({"--workers=1", "--spin_us=500000"});
+  RawClient c;
+  protocol::Accept a;
+  ConnectOk(&c, "default", &a);
+  if (HasFatalFailure()) return;
+  protocol::CommitAck ack;
+  ASSERT_TRUE(PutRaw(&c, a, a.grant, a.grant.start, "k", "v", &ack).ok());
+  ASSERT_EQ(ack.status, StatusCode::kOk);
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0};
+  std::thread reader([&] {
+    std::string out;
+    while (!done.load() && c.Read(a.read_desc, 0, 64, &out).ok()) reads++;
+  });
+  // Reads only, for a while: the spin is kept going by the READs the
+  // worker serves, which yield no completion on the server.
+  std::this_thread::sleep_for(milliseconds(700));
+  EXPECT_GE(reads.load(), 100);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = server_.Stop(std::chrono::seconds(8));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  done.store(true);
+  reader.join();
+  EXPECT_EQ(rc, 0) << "the spinning worker did not stop";
+  EXPECT_LT(took, std::chrono::seconds(5));
 }
 
 // A client that sends requests and never takes its replies: the provider

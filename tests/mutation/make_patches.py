@@ -1001,6 +1001,10 @@ m('worker-adopt-misses-early-events', 'server/src/worker.cc',
     if (stopping_) raw->Shutdown();''',
   '''    if (stopping_) raw->Shutdown();''',
   "worker: events the group took for a connection before its session was handed over are never looked at (a client that hung up at once stays a session)")
+m('worker-spin-ignores-wakeup', 'server/src/worker.cc',
+  '''      if (events[i].data.u64 == kWakeFd) return;  // inbox or stop''',
+  '''      if (events[i].data.u64 == kWakeFd) continue;''',
+  "worker: a spin (--spin_us) that reads keep going ignores the worker's wake-up (a stop waits for the reads to end)")
 
 for i,(name,path,old,new,what) in enumerate(M):
     if name in ('commit-no-crc-check', 'get-no-crc-check'):
