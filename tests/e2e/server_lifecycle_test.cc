@@ -206,7 +206,13 @@ TEST_F(ServerLifecycleTest, ClientKilledMidPutIsSealedOthersUnaffected) {
   ASSERT_TRUE(
       PutRaw(&other, a, a.grant, a.grant.start + 64, "o2", "y", &ack).ok());
   EXPECT_EQ(ack.status, StatusCode::kOk) << ack.message;
-  const std::string stats = Info(&other, protocol::InfoTopic::kStats);
+  // The session is logged closed when its ending starts; it stops counting
+  // as active when the ending is over (after the disconnect, bounded).
+  std::string stats = Info(&other, protocol::InfoTopic::kStats);
+  for (int i = 0; i < 100 && StatValue(stats, "connections_active") != 1; i++) {
+    usleep(50000);
+    stats = Info(&other, protocol::InfoTopic::kStats);
+  }
   EXPECT_EQ(StatValue(stats, "sessions_lost"), 1) << stats;
   EXPECT_EQ(StatValue(stats, "connections_active"), 1) << stats;
   // Only `other` holds a segment open: the dead client's grant is sealed.
