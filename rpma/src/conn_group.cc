@@ -16,6 +16,7 @@
 #include "conn_req.h"
 #include "cq.h"
 #include "export.h"
+#include "ext_errors.h"
 #include "log_internal.h"
 #include "rpma_ext.h"
 
@@ -196,8 +197,8 @@ RPMA_EXPORT int rpma_conn_req_set_group(struct rpma_conn_req* req,
     RPMA_LOG_ERROR("the connection group is of another device");
     return RPMA_E_INVAL;
   }
-  std::unique_ptr<rpma::GroupMembership> member(new (std::nothrow)
-                                                    rpma::GroupMembership(group));
+  std::unique_ptr<rpma::GroupMembership> member(
+      new (std::nothrow) rpma::GroupMembership(group));
   if (member == nullptr) return RPMA_E_NOMEM;
   rpma::prov::Pd* pd = req->peer->pd.get();
   std::unique_ptr<rpma_cq> cq;
@@ -212,15 +213,7 @@ RPMA_EXPORT int rpma_conn_req_set_group(struct rpma_conn_req* req,
   init.recv_cq = rcq != nullptr ? rcq->cq.get() : cq->cq.get();
   rc = req->id->ReplaceQp(init);
   if (rc != 0) {
-    if (rc == -EIO) {
-      RPMA_LOG_ERROR(
-          "the request lost its queue pair; delete it (the client is "
-          "rejected)");
-      return RPMA_E_PROVIDER;
-    }
-    if (rc == -EOPNOTSUPP) return RPMA_E_NOSUPP;
-    if (rc == -EINVAL) return RPMA_E_INVAL;
-    return RPMA_PROVIDER_FAILED_NOMEM(rc, "recreating a queue pair");
+    return rpma::QpRecreateFailed(rc, "recreating a queue pair on a group");
   }
   // The old QP is gone: its CQs (and their channels) can go too.
   req->qp_init = init;

@@ -9,12 +9,13 @@
 #include "conn.h"
 #include "conn_req.h"
 #include "export.h"
+#include "ext_errors.h"
 #include "log_internal.h"
 #include "mr.h"
 #include "peer.h"
 #include "rpma_ext.h"
 
-namespace {
+namespace rpma {
 
 // -EOPNOTSUPP from the provider is the documented RPMA_E_NOSUPP.
 int ExtFailed(int rc, const char* what) {
@@ -26,7 +27,19 @@ int ExtFailed(int rc, const char* what) {
   return RPMA_PROVIDER_FAILED_NOMEM(rc, "%s", what);
 }
 
-}  // namespace
+int QpRecreateFailed(int rc, const char* what) {
+  if (rc == -EIO) {
+    RPMA_LOG_ERROR(
+        "the request lost its queue pair; delete it (the client is "
+        "rejected)");
+    return RPMA_E_PROVIDER;
+  }
+  return ExtFailed(rc, what);
+}
+
+}  // namespace rpma
+
+using rpma::ExtFailed;
 
 RPMA_EXPORT int rpma_conn_req_set_peer(struct rpma_conn_req* req,
                                        struct rpma_peer* peer) {
@@ -55,13 +68,8 @@ RPMA_EXPORT int rpma_conn_req_set_peer(struct rpma_conn_req* req,
   }
   int rc = req->id->MoveQp(peer->pd.get());
   if (rc != 0) {
-    if (rc == -EIO) {
-      RPMA_LOG_ERROR(
-          "the request lost its queue pair; delete it (the client is "
-          "rejected)");
-      return RPMA_E_PROVIDER;
-    }
-    return ExtFailed(rc, "moving a queue pair to another protection domain");
+    return rpma::QpRecreateFailed(
+        rc, "moving a queue pair to another protection domain");
   }
   if (origin != nullptr) req->origin_peer = std::move(origin);
   req->peer.Rebind(peer);
