@@ -1,6 +1,6 @@
 // rpma_ext.h over the failure-injecting provider (fake_provider.h): the
-// provider errors of the three extensions map to the documented codes,
-// and a request whose move failed is unchanged and still accepts.
+// provider errors of the extensions map to the documented codes, and a
+// request whose move or join failed is unchanged and still accepts.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -75,6 +75,45 @@ TEST_F(ExtSeamTest, SetPeerMapsProviderFailuresAndKeepsTheRequest) {
 TEST_F(ExtSeamTest, SetPeerWithoutAQpAfterwardsIsAProviderError) {
   dev_->Fail("MoveQp", -EIO);  // verbs: could not recreate it anywhere
   EXPECT_EQ(rpma_conn_req_set_peer(req_, ks_), RPMA_E_PROVIDER);
+}
+
+TEST_F(ExtSeamTest, SetGroupMapsProviderFailuresAndKeepsTheRequest) {
+  struct rpma_conn_group* group = nullptr;
+  dev_->Fail("CreateCompletionChannel", -EMFILE);
+  EXPECT_EQ(rpma_conn_group_new(peer_, &group), RPMA_E_PROVIDER);
+  EXPECT_EQ(group, nullptr);
+  ASSERT_EQ(rpma_conn_group_new(peer_, &group), 0);
+  dev_->Fail("CreateCq", -ENOMEM);
+  EXPECT_EQ(rpma_conn_req_set_group(req_, group), RPMA_E_PROVIDER);
+  dev_->Fail("ReplaceQp", -ENOMEM);
+  EXPECT_EQ(rpma_conn_req_set_group(req_, group), RPMA_E_NOMEM);
+  dev_->Fail("ReplaceQp", -EPERM);
+  EXPECT_EQ(rpma_conn_req_set_group(req_, group), RPMA_E_PROVIDER);
+  dev_->Fail("ReplaceQp", -EOPNOTSUPP);
+  EXPECT_EQ(rpma_conn_req_set_group(req_, group), RPMA_E_NOSUPP);
+  dev_->Fail("ReplaceQp", -EINVAL);
+  EXPECT_EQ(rpma_conn_req_set_group(req_, group), RPMA_E_INVAL);
+  // Unchanged by the failures: the join and the accept still work, and no
+  // CQ was destroyed under a live QP along the way.
+  struct rpma_conn_group* probe = group;
+  EXPECT_EQ(rpma_conn_req_set_group(req_, group), 0);
+  EXPECT_EQ(rpma_conn_group_delete(&probe), RPMA_E_INVAL);  // now a member
+  ASSERT_NO_FATAL_FAILURE(Accept());
+  (void)rpma_conn_disconnect(server_);
+  EXPECT_EQ(rpma_conn_delete(&server_), 0);
+  EXPECT_EQ(rpma_conn_group_delete(&group), 0);
+  for (const std::string& call : dev_->log()) {
+    EXPECT_EQ(call.find("VIOLATION"), std::string::npos) << call;
+  }
+}
+
+TEST_F(ExtSeamTest, SetGroupWithoutAQpAfterwardsIsAProviderError) {
+  struct rpma_conn_group* group = nullptr;
+  ASSERT_EQ(rpma_conn_group_new(peer_, &group), 0);
+  dev_->Fail("ReplaceQp", -EIO);  // verbs: could not recreate it anywhere
+  EXPECT_EQ(rpma_conn_req_set_group(req_, group), RPMA_E_PROVIDER);
+  EXPECT_EQ(rpma_conn_req_delete(&req_), 0);
+  EXPECT_EQ(rpma_conn_group_delete(&group), 0);
 }
 
 TEST_F(ExtSeamTest, ConnMrRegAndAdvanceMapProviderFailures) {

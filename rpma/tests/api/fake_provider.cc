@@ -253,6 +253,28 @@ class FakeCmId : public CmId {
     return 0;
   }
   Qp* qp() const override { return qp_.get(); }
+  int ReplaceQp(const QpInit& init) override {
+    dev_->Record("ReplaceQp");
+    if (int e = dev_->Inject("ReplaceQp")) return e;
+    auto* scq = dynamic_cast<FakeCq*>(init.send_cq);
+    auto* rcq = dynamic_cast<FakeCq*>(init.recv_cq);
+    if (scq == nullptr || rcq == nullptr) return -EINVAL;
+    QpInit in = init;
+    in.send_cq = scq->inner();
+    in.recv_cq = rcq->inner();
+    int rc = inner_->ReplaceQp(in);
+    if (rc != 0) return rc;
+    qp_ = std::make_unique<FakeQp>(dev_, inner_->qp());
+    std::lock_guard<std::mutex> lock(dev_->mu());
+    for (FakeCq* cq : {send_cq_, recv_cq_}) {
+      if (cq != nullptr) cq->qps--;  // the old QP is gone
+    }
+    send_cq_ = scq;
+    recv_cq_ = rcq != scq ? rcq : nullptr;  // counted once
+    scq->qps++;
+    if (rcq != scq) rcq->qps++;
+    return 0;
+  }
   int MoveQp(Pd* pd) override {
     dev_->Record("MoveQp");
     if (int e = dev_->Inject("MoveQp")) return e;
