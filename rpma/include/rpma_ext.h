@@ -210,8 +210,8 @@ int rpma_conn_group_get_fd(const struct rpma_conn_group *group, int *fd);
  *  - rpma_conn_get_event_fd() gives the group's fd;
  *  - rpma_cq_wait() on its CQs returns RPMA_E_SHARED_CHANNEL (the group
  *    waits and re-arms; rpma_cq_get_fd() gives the group's completion
- *    channel, nested in the group's fd: wait on the latter); rpma_conn_wait() and
- *    rpma_conn_get_compl_fd() return RPMA_E_NOT_SHARED_CHNL as for any
+ *    channel, nested in the group's fd: wait on the latter); rpma_conn_wait()
+ * and rpma_conn_get_compl_fd() return RPMA_E_NOT_SHARED_CHNL as for any
  *    connection without librpma's shared channel; rpma_cq_get_wc() works
  *    as always.
  *

@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 
 #include <atomic>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>

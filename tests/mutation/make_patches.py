@@ -874,7 +874,8 @@ m('session-replies-out-of-order', SM,
 m('worker-group-events-ignored', WK,
   '''    if (what == RPMA_CONN_GROUP_EVENT) s->OnConnEvents();''',
   '''    (void)what;''',
-  "worker: a connection event the group reports (the client hung up) never reaches its session (it lingers until a timeout)")
+  "worker: a connection event the group reports (the client hung up) never reaches its session (it lingers until a timeout)",
+  equivalent="on the tcp provider a hang-up also flushes the session's posted work requests — its receives are always posted, except while replies wait in full send slots, and those sends are flushed then — and the flushed completions end the session as 'peer gone' in the same pass (run on 5f1b452: the whole kv_e2e_server_test passes with this mutant); the event only names the reason. A verbs run, where a DISCONNECTED event may come before the QP errors, would tell it apart")
 m('session-pending-hello-not-released', SS,
   '''    env_.pending_hellos->fetch_sub(1, std::memory_order_relaxed);''',
   '''    (void)0;''',
@@ -1000,7 +1001,8 @@ m('worker-adopt-misses-early-events', 'server/src/worker.cc',
   '''    raw->OnConnEvents();
     if (stopping_) raw->Shutdown();''',
   '''    if (stopping_) raw->Shutdown();''',
-  "worker: events the group took for a connection before its session was handed over are never looked at (a client that hung up at once stays a session)")
+  "worker: events the group took for a connection before its session was handed over are never looked at (a client that hung up at once stays a session)",
+  equivalent="the events a group can take before the hand-over are ESTABLISHED (which the session only notes) and a hang-up, which on tcp also flushes the receives posted before the accept, so the session still ends as 'peer gone' at its first pump (the whole kv_e2e_server_test passes with this mutant); a verbs run would tell it apart")
 m('worker-spin-ignores-wakeup', 'server/src/worker.cc',
   '''      if (events[i].data.u64 == kWakeFd) return;  // inbox or stop''',
   '''      if (events[i].data.u64 == kWakeFd) continue;''',

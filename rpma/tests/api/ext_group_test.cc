@@ -32,12 +32,11 @@ class GroupTest : public ExtFixture {
   void SetUp() override {
     ExtFixture::SetUp();
     ASSERT_EQ(rpma_conn_group_new(lobby_, &group_), 0);
-    ASSERT_EQ(rpma_mr_reg(lobby_, rbuf_, sizeof(rbuf_), RPMA_MR_USAGE_RECV,
-                          &rmr_),
-              0);
-    ASSERT_EQ(rpma_mr_reg(cli_, sbuf_, sizeof(sbuf_), RPMA_MR_USAGE_SEND,
-                          &smr_),
-              0);
+    ASSERT_EQ(
+        rpma_mr_reg(lobby_, rbuf_, sizeof(rbuf_), RPMA_MR_USAGE_RECV, &rmr_),
+        0);
+    ASSERT_EQ(
+        rpma_mr_reg(cli_, sbuf_, sizeof(sbuf_), RPMA_MR_USAGE_SEND, &smr_), 0);
   }
   void TearDown() override {
     for (struct rpma_conn*& c : members_) {
@@ -81,8 +80,7 @@ class GroupTest : public ExtFixture {
   void Member(int recvs, struct rpma_conn** server, struct rpma_conn** client,
               bool client_grouped = false) {
     struct rpma_conn_req* creq = nullptr;
-    ASSERT_EQ(rpma_conn_req_new(cli_, kAddr, port_.c_str(), nullptr, &creq),
-              0);
+    ASSERT_EQ(rpma_conn_req_new(cli_, kAddr, port_.c_str(), nullptr, &creq), 0);
     if (client_grouped) {
       if (cgroup_ == nullptr) {
         ASSERT_EQ(rpma_conn_group_new(cli_, &cgroup_), 0);
@@ -133,9 +131,8 @@ class GroupTest : public ExtFixture {
   }
 
   void Send(struct rpma_conn* client) {
-    ASSERT_EQ(rpma_send(client, smr_, 0, 8, RPMA_F_COMPLETION_ON_ERROR,
-                        nullptr),
-              0);
+    ASSERT_EQ(
+        rpma_send(client, smr_, 0, 8, RPMA_F_COMPLETION_ON_ERROR, nullptr), 0);
   }
 
   struct rpma_conn_group* group_ = nullptr;
@@ -248,8 +245,8 @@ TEST_F(GroupTest, AMemberCostsNoDescriptorButItsSocket) {
   const int grown = OpenFds() - before;
   // Two sockets per pair (both ends live in this process), nothing else;
   // librpma's own channels cost 4 more descriptors per connection.
-  EXPECT_LE(grown, 2 * kPairs) << grown << " descriptors for " << kPairs
-                               << " pairs";
+  EXPECT_LE(grown, 2 * kPairs)
+      << grown << " descriptors for " << kPairs << " pairs";
 }
 
 TEST_F(GroupTest, CompletionsOfManyMembersComeThroughOneFd) {
@@ -305,7 +302,7 @@ TEST_F(GroupTest, AHangUpIsReportedAsTheMembersEvent) {
     struct rpma_conn* who = nullptr;
     int what = 0;
     ASSERT_EQ(Next(&who, &what), 0);
-    ASSERT_EQ(who, s2);  // never the other member
+    ASSERT_EQ(who, s2);                           // never the other member
     if (what != RPMA_CONN_GROUP_EVENT) continue;  // the flushed receive
     enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
     ASSERT_EQ(rpma_conn_next_event(s2, &ev), 0);
@@ -383,8 +380,7 @@ TEST_F(GroupTest, AnOutgoingRequestCanJoinAGroup) {
     }
     EXPECT_EQ(who, c);
     enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-    if (what == RPMA_CONN_GROUP_EVENT &&
-        rpma_conn_next_event(c, &ev) == 0) {
+    if (what == RPMA_CONN_GROUP_EVENT && rpma_conn_next_event(c, &ev) == 0) {
       closed = ev == RPMA_CONN_CLOSED;
     }
   }
