@@ -395,6 +395,47 @@ TEST_F(VerbsMoveQpTest, RefusesActiveIdsSrqsAndOtherProviders) {
   EXPECT_NE(id_->qp(), nullptr);
 }
 
+// rpma_conn_req_set_group on verbs: the QP is made again in the same PD
+// with other CQs (the group's), the queue sizes kept.
+TEST_F(VerbsMoveQpTest, ReplaceQpRecreatesItOnTheNewCqs) {
+  std::unique_ptr<Cq> cq2;
+  ASSERT_EQ(pd_->CreateCq(16, nullptr, &cq2), 0);
+  QpInit init = init_;
+  init.send_cq = cq2.get();
+  init.recv_cq = cq2.get();
+  ASSERT_EQ(id_->ReplaceQp(init), 0);
+  EXPECT_EQ(g_destroy_qp_calls, 1);
+  EXPECT_EQ(g_create_qp_calls, 1);
+  EXPECT_EQ(g_qp_attr.pd, &g_pd);
+  EXPECT_EQ(g_qp_attr.send_cq, static_cast<VerbsCq*>(cq2.get())->cq());
+  EXPECT_EQ(g_qp_attr.cap.max_send_wr, 12u);
+  EXPECT_EQ(g_qp_attr.cap.max_recv_wr, 7u);
+  // A later move to another PD keeps the new CQs (the init is the new one).
+  ASSERT_EQ(id_->MoveQp(pd2_.get()), 0);
+  EXPECT_EQ(g_qp_attr.send_cq, static_cast<VerbsCq*>(cq2.get())->cq());
+  id_.reset();  // the QP before the CQs it uses
+}
+
+TEST_F(VerbsMoveQpTest, AFailedReplaceKeepsTheOldCqsOrSaysEio) {
+  std::unique_ptr<Cq> cq2;
+  ASSERT_EQ(pd_->CreateCq(16, nullptr, &cq2), 0);
+  QpInit init = init_;
+  init.send_cq = cq2.get();
+  init.recv_cq = cq2.get();
+  g_create_qp_fail = 1;
+  EXPECT_EQ(id_->ReplaceQp(init), -ENOMEM);
+  EXPECT_EQ(g_qp_attr.send_cq, static_cast<VerbsCq*>(cq_.get())->cq());
+  EXPECT_NE(id_->qp(), nullptr);
+  g_create_qp_fail = 2;
+  EXPECT_EQ(id_->ReplaceQp(init), -EIO);
+  EXPECT_EQ(id_->qp(), nullptr);
+  EXPECT_EQ(id_->ReplaceQp(init), -EINVAL);  // no QP to replace
+  QpInit bad = init_;
+  bad.send_cq = nullptr;
+  EXPECT_EQ(id_->ReplaceQp(bad), -EINVAL);
+  id_.reset();
+}
+
 TEST_F(VerbsMoveQpTest, PerConnectionRegionsAndFloorsAreNotSupported) {
   char buf[64];
   std::unique_ptr<Mr> mr;
