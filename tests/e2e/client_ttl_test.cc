@@ -221,9 +221,11 @@ TEST_F(ClientTtlCleanerTest, TheCleanerReclaimsExpiredRecords) {
   ASSERT_NE(c, nullptr);
   const std::string value(900, 'x');
   // ~600 KiB of expiring records over 64 KiB segments, a few keys that
-  // stay among them.
+  // stay among them. The time to live leaves room for a slow (sanitized,
+  // loaded) machine to write them all and count them before any expires.
+  const auto first_put = std::chrono::steady_clock::now();
   for (int i = 0; i < 600; i++) {
-    ASSERT_TRUE(c->Put("e" + std::to_string(i), value, Ttl(1000)).ok());
+    ASSERT_TRUE(c->Put("e" + std::to_string(i), value, Ttl(4000)).ok());
     if (i % 100 == 0) {
       ASSERT_TRUE(c->Put("keep" + std::to_string(i), "kept").ok());
     }
@@ -234,10 +236,12 @@ TEST_F(ClientTtlCleanerTest, TheCleanerReclaimsExpiredRecords) {
   const uint64_t keys = StatsValue(c.get(), "keyspace.default.keys");
   const uint64_t used = StatsValue(c.get(), "keyspace.default.log_bytes_used");
   const uint64_t live = StatsValue(c.get(), "keyspace.default.live_bytes");
+  ASSERT_LT(std::chrono::steady_clock::now() - first_put, milliseconds(3500))
+      << "writing took too long to see every key before its expiry";
   EXPECT_EQ(keys, 606u);
   EXPECT_GT(used, 600u * 900);
   // Wait for the expiry, then for the cleaner.
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(15);
   uint64_t keys_now = keys, used_now = used, live_now = live;
   while (std::chrono::steady_clock::now() < end) {
     std::this_thread::sleep_for(milliseconds(200));

@@ -45,7 +45,7 @@ int64_t NowMs() {
 }
 
 // Drops the key when it has expired.
-void Expire(const ClientOptions& o, const std::string& key) {
+void DropIfExpired(const ClientOptions& o, const std::string& key) {
   auto it = Expiries(o).find(key);
   if (it == Expiries(o).end() || it->second > NowMs()) return;
   Expiries(o).erase(it);
@@ -124,7 +124,7 @@ Status Client::Put(std::string_view key, std::string_view value,
                                    std::to_string(kMaxValue));
   }
   if (o.ttl) KV_RETURN_IF_ERROR(record_format::CheckTtl(o.ttl->count()));
-  Expire(options_, std::string(key));
+  DropIfExpired(options_, std::string(key));
   if (o.if_version != 0 && Keys(options_).count(std::string(key)) == 0) {
     return Status::ConditionFailed("the key does not exist");
   }
@@ -140,7 +140,7 @@ Status Client::Put(std::string_view key, std::string_view value,
 
 Status Client::Get(std::string_view key, std::string* value,
                    KeyVersion* version) {
-  Expire(options_, std::string(key));
+  DropIfExpired(options_, std::string(key));
   auto& m = Keys(options_);
   auto it = m.find(std::string(key));
   if (it == m.end()) return Status::NotFound("key not found");
@@ -168,7 +168,7 @@ Result<int64_t> Client::Ttl(std::string_view key) {
 
 Status Client::Delete(std::string_view key, const WriteOptions&,
                       bool* had_previous) {
-  Expire(options_, std::string(key));
+  DropIfExpired(options_, std::string(key));
   Expiries(options_).erase(std::string(key));
   const bool had = Keys(options_).erase(std::string(key)) > 0;
   if (had_previous) *had_previous = had;
