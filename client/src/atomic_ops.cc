@@ -1,7 +1,8 @@
-// Client::IncrBy and Client::Append: read, modify, conditional write,
-// retry on conflict. Only the public API is used (Get, Put with
+// Client::IncrBy, Append, Expire and Persist: read, modify, conditional
+// write, retry on conflict. Only the public API is used (Get, Put with
 // WriteOptions), so the loop is the same over any Client; the server's
 // version check at commit, under the key's lock, is what makes it atomic.
+// An expired version is absent to the server's check as to the read.
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "kv/client/client.h"
+#include "kv/record_format.h"
 
 namespace kv {
 namespace {
@@ -18,6 +20,12 @@ namespace {
 // The new value from the current one (present or not); an error stops.
 using Modify = std::function<Status(bool present, const std::string& current,
                                     std::string* next)>;
+// The general form: also sees the version read (its expiry), sets the
+// write's time to live, and may decide that nothing is written
+// (*write = false: the loop returns ok without a write).
+using Rewrite = std::function<Status(
+    bool present, const std::string& current, const KeyVersion& version,
+    std::string* next, WriteOptions* wo, bool* write)>;
 
 // A pause after the n-th conflict: random in [0, min(1 ms, 10 us << n)),
 // so that writers racing on one key stop colliding in lock step.
@@ -28,8 +36,9 @@ void Backoff(uint32_t n) {
   std::this_thread::sleep_for(std::chrono::microseconds(d(rng)));
 }
 
-Status ReadModifyWrite(Client* c, std::string_view key, const char* what,
-                       const Modify& modify, std::string* written) {
+Status ConditionalRewrite(Client* c, std::string_view key, const char* what,
+                          const Rewrite& rewrite, std::string* written,
+                          bool* wrote) {
   const uint32_t max =
       c->options().max_conflicts ? c->options().max_conflicts : 1;
   for (uint32_t conflicts = 0;;) {
@@ -39,8 +48,13 @@ Status ReadModifyWrite(Client* c, std::string_view key, const char* what,
     const bool present = st.ok();
     if (!present && !st.IsNotFound()) return st;
     std::string next;
-    KV_RETURN_IF_ERROR(modify(present, current, &next));
     WriteOptions wo;
+    bool write = true;
+    KV_RETURN_IF_ERROR(rewrite(present, current, version, &next, &wo, &write));
+    if (!write) {
+      *wrote = false;
+      return Status::Ok();
+    }
     if (present) {
       wo.if_version = version.sequence;
     } else {
@@ -49,6 +63,7 @@ Status ReadModifyWrite(Client* c, std::string_view key, const char* what,
     st = c->Put(key, next, wo);
     if (st.ok()) {
       *written = std::move(next);
+      *wrote = true;
       return st;
     }
     if (!st.IsConditionFailed()) return st;
@@ -60,6 +75,23 @@ Status ReadModifyWrite(Client* c, std::string_view key, const char* what,
     }
     Backoff(conflicts);
   }
+}
+
+// IncrBy and Append: an absent key counts as empty; the key's expiry is
+// kept as the time left by this client's clock estimate.
+Status ReadModifyWrite(Client* c, std::string_view key, const char* what,
+                       const Modify& modify, std::string* written) {
+  bool wrote = false;
+  return ConditionalRewrite(
+      c, key, what,
+      [&](bool present, const std::string& current, const KeyVersion& v,
+          std::string* next, WriteOptions* wo, bool*) {
+        if (present && v.ttl_ms > 0) {
+          wo->ttl = std::chrono::milliseconds(v.ttl_ms);
+        }
+        return modify(present, current, next);
+      },
+      written, &wrote);
 }
 
 // A signed 64-bit decimal integer, as Redis INCR reads one: optional '-',
@@ -105,6 +137,42 @@ Result<int64_t> Client::IncrBy(std::string_view key, int64_t delta) {
       &written);
   if (!st.ok()) return st;
   return result;
+}
+
+Result<bool> Client::Expire(std::string_view key,
+                            std::chrono::milliseconds ttl) {
+  Status st = record_format::CheckTtl(ttl.count());
+  if (!st.ok()) return Status::InvalidArgument("expire: " + st.message());
+  std::string written;
+  bool wrote = false;
+  st = ConditionalRewrite(
+      this, key, "expire",
+      [&](bool present, const std::string& current, const KeyVersion&,
+          std::string* next, WriteOptions* wo, bool* write) {
+        *write = present;
+        *next = current;
+        wo->ttl = ttl;
+        return Status::Ok();
+      },
+      &written, &wrote);
+  if (!st.ok()) return st;
+  return wrote;
+}
+
+Result<bool> Client::Persist(std::string_view key) {
+  std::string written;
+  bool wrote = false;
+  Status st = ConditionalRewrite(
+      this, key, "persist",
+      [&](bool present, const std::string& current, const KeyVersion& v,
+          std::string* next, WriteOptions*, bool* write) {
+        *write = present && v.expires_at_ms != 0;
+        *next = current;
+        return Status::Ok();
+      },
+      &written, &wrote);
+  if (!st.ok()) return st;
+  return wrote;
 }
 
 Result<uint64_t> Client::Append(std::string_view key, std::string_view suffix) {

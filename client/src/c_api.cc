@@ -384,6 +384,59 @@ int rpkv_append(rpkv* db, const void* key, size_t key_len, const void* suffix,
   });
 }
 
+int rpkv_put_ex(rpkv* db, const void* key, size_t key_len, const void* value,
+                size_t value_len, int64_t ttl_ms) {
+  kv::WriteOptions wo;
+  wo.ttl = std::chrono::milliseconds(ttl_ms);
+  return Write(db, "rpkv_put_ex", key, key_len, value, value_len, wo, nullptr);
+}
+
+int rpkv_expire(rpkv* db, const void* key, size_t key_len, int64_t ttl_ms) {
+  if (int rc = CheckKeyed(db, "rpkv_expire", key); rc != RPKV_OK) return rc;
+  return Guard(db, [&] {
+    kv::Result<bool> r = db->client->Expire(Bytes(key, key_len),
+                                            std::chrono::milliseconds(ttl_ms));
+    if (!r.ok()) return FromStatus(db, r.status());
+    if (*r) return RPKV_OK;
+    return Record(db, RPKV_NOT_FOUND, "not_found: the key does not exist");
+  });
+}
+
+int rpkv_persist(rpkv* db, const void* key, size_t key_len, int* removed) {
+  if (removed != nullptr) *removed = 0;
+  if (int rc = CheckKeyed(db, "rpkv_persist", key); rc != RPKV_OK) return rc;
+  return Guard(db, [&] {
+    // Persist says false for an absent key and for one without an expiry:
+    // Ttl tells them apart first (a race between the two is the same as
+    // the key changing right after the call).
+    kv::Result<int64_t> t = db->client->Ttl(Bytes(key, key_len));
+    if (!t.ok()) return FromStatus(db, t.status());
+    if (*t == kv::Client::kTtlAbsent) {
+      return Record(db, RPKV_NOT_FOUND, "not_found: the key does not exist");
+    }
+    kv::Result<bool> r = db->client->Persist(Bytes(key, key_len));
+    if (!r.ok()) return FromStatus(db, r.status());
+    if (removed != nullptr) *removed = *r ? 1 : 0;
+    return RPKV_OK;
+  });
+}
+
+int rpkv_ttl(rpkv* db, const void* key, size_t key_len, int64_t* ttl_ms) {
+  constexpr const char* kFn = "rpkv_ttl";
+  if (ttl_ms == nullptr) return Invalid(db, kFn, "ttl_ms is NULL");
+  *ttl_ms = kv::Client::kTtlAbsent;
+  if (int rc = CheckKeyed(db, kFn, key); rc != RPKV_OK) return rc;
+  return Guard(db, [&] {
+    kv::Result<int64_t> r = db->client->Ttl(Bytes(key, key_len));
+    if (!r.ok()) return FromStatus(db, r.status());
+    *ttl_ms = *r;
+    if (*r == kv::Client::kTtlAbsent) {
+      return Record(db, RPKV_NOT_FOUND, "not_found: the key does not exist");
+    }
+    return RPKV_OK;
+  });
+}
+
 int rpkv_scan(rpkv* db, uint64_t cursor, const void* prefix, size_t prefix_len,
               size_t count, rpkv_scan_fn fn, void* arg, uint64_t* next_cursor) {
   constexpr const char* kFn = "rpkv_scan";

@@ -4,8 +4,37 @@
 #include <mutex>
 
 #include "client_state.h"
+#include "kv/protocol.h"
 
 namespace kv {
+
+Status ClientState::Judge(uint64_t expiry_ms, bool* visible, int64_t* ttl_ms) {
+  *visible = true;
+  *ttl_ms = -1;
+  if (expiry_ms == 0) return Status::Ok();
+  if (clock.NeedsSync()) {
+    Op op;
+    op.kind = Op::Kind::kInfo;
+    op.info_topic = static_cast<uint8_t>(protocol::InfoTopic::kPing);
+    const int64_t sent = ServerClock::LocalMs();
+    (void)engine.Run({&op});
+    const int64_t received = ServerClock::LocalMs();
+    KV_RETURN_IF_ERROR(op.status);
+    uint64_t server_ms = 0;
+    Status st = protocol::ParsePingText(op.out, &server_ms);
+    if (!st.ok()) {
+      return Status::Unavailable("server " + conn->server() +
+                                 " did not publish its clock, needed to "
+                                 "judge an expiring key: " +
+                                 st.message());
+    }
+    clock.AddSample(sent, received, server_ms);
+  }
+  const int64_t left = clock.RemainingMs(expiry_ms);
+  *visible = left > 0;
+  *ttl_ms = left;
+  return Status::Ok();
+}
 
 namespace {
 
@@ -24,6 +53,8 @@ Op WriteOp(Op::Kind kind, std::string_view key, std::string_view value,
   op.value = value;
   op.if_absent = o.if_absent;
   op.if_version = o.if_version;
+  op.has_ttl = o.ttl.has_value();
+  op.ttl_ms = o.ttl ? o.ttl->count() : 0;
   return op;
 }
 
@@ -79,12 +110,29 @@ Status Client::Get(std::string_view key, std::string* value,
   Op op;
   op.kind = Op::Kind::kGet;
   op.key = key;
-  Status st = RunOne(state_.get(), &op);
-  if (st.ok()) {
-    *value = std::move(op.out);
-    if (version != nullptr) version->sequence = op.sequence;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  (void)state_->engine.Run({&op});
+  if (!op.status.ok()) return op.status;
+  bool visible = true;
+  int64_t ttl_ms = -1;
+  KV_RETURN_IF_ERROR(state_->Judge(op.expiry, &visible, &ttl_ms));
+  if (!visible) return Status::NotFound("key not found");
+  *value = std::move(op.out);
+  if (version != nullptr) {
+    version->sequence = op.sequence;
+    version->expires_at_ms = op.expiry;
+    version->ttl_ms = ttl_ms;
   }
-  return st;
+  return Status::Ok();
+}
+
+Result<int64_t> Client::Ttl(std::string_view key) {
+  std::string value;
+  KeyVersion version;
+  Status st = Get(key, &value, &version);
+  if (st.IsNotFound()) return kTtlAbsent;
+  if (!st.ok()) return st;
+  return version.ttl_ms;
 }
 
 Result<bool> Client::Exists(std::string_view key) {
@@ -130,20 +178,35 @@ Status Client::Execute(Batch* batch) {
     op.value = e.value;
     op.if_absent = e.if_absent;
     op.if_version = e.if_version;
+    op.has_ttl = e.ttl.has_value();
+    op.ttl_ms = e.ttl ? e.ttl->count() : 0;
     ptrs.push_back(&op);
   }
   Status run;
-  {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    // A failed connection fails each op in Run, after its argument checks.
-    run = state_->engine.Run(ptrs);
-  }
+  std::lock_guard<std::mutex> lock(state_->mu);
+  // A failed connection fails each op in Run, after its argument checks.
+  run = state_->engine.Run(ptrs);
   for (size_t i = 0; i < ops.size(); i++) {
     Batch::Result& r = batch->ops_[i].result;
     r.status = ops[i].status;
     r.value = std::move(ops[i].out);
+    r.version = KeyVersion{};
     r.version.sequence = ops[i].sequence;
     r.had_previous = ops[i].had_previous;
+    if (ops[i].kind != Op::Kind::kGet || !r.status.ok()) continue;
+    // Expiries are judged after the run (no read in flight for the ping).
+    bool visible = true;
+    Status st = state_->Judge(ops[i].expiry, &visible, &r.version.ttl_ms);
+    if (!st.ok()) {
+      r.status = st;
+      r.value.clear();
+    } else if (!visible) {
+      r.status = Status::NotFound("key not found");
+      r.value.clear();
+      r.version = KeyVersion{};
+    } else {
+      r.version.expires_at_ms = ops[i].expiry;
+    }
   }
   return run;
 }
@@ -155,11 +218,12 @@ void Batch::Put(std::string_view key, std::string_view value,
                        std::string(value),
                        options.if_absent,
                        options.if_version,
-                       {}});
+                       {},
+                       options.ttl});
 }
 
 void Batch::Get(std::string_view key) {
-  ops_.push_back(Entry{Op::kGet, std::string(key), {}, false, 0, {}});
+  ops_.push_back(Entry{Op::kGet, std::string(key), {}, false, 0, {}, {}});
 }
 
 void Batch::Delete(std::string_view key, const WriteOptions& options) {
@@ -168,7 +232,8 @@ void Batch::Delete(std::string_view key, const WriteOptions& options) {
                        {},
                        options.if_absent,
                        options.if_version,
-                       {}});
+                       {},
+                       options.ttl});
 }
 
 void Batch::Clear() { ops_.clear(); }

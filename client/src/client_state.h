@@ -8,6 +8,7 @@
 
 #include "connection.h"
 #include "engine.h"
+#include "server_clock.h"
 
 namespace kv {
 
@@ -19,6 +20,14 @@ class ClientState {
   // Declared before the engine, which points at it (destroyed after).
   std::unique_ptr<Connection> conn;
   Engine engine;
+  ServerClock clock;  // under mu
+
+  // Whether a read version expiring at expiry_ms (0: never) is visible
+  // now; *ttl_ms: the time left, -1 without an expiry. Pings the server
+  // first when the clock estimate needs a sample (server_clock.h). Caller
+  // holds mu and no read of its own is in flight. Errors: those of the
+  // ping (the connection's), unavailable when the reply carries no clock.
+  Status Judge(uint64_t expiry_ms, bool* visible, int64_t* ttl_ms);
 };
 
 }  // namespace kv

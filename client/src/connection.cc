@@ -382,7 +382,7 @@ Status Connection::Register() {
   KV_RETURN_IF_ERROR(InstallGrant(grant_));
   // The arena holds two largest records plus room for many small ones.
   const size_t max_record = record_format::RecordSize(
-      record_format::kMaxKeySize, accept_.max_value_size);
+      record_format::kMaxKeySize, accept_.max_value_size, /*expires=*/true);
   arena_size_ = 2 * max_record + (size_t{8} << 20);
   arena_.reset(static_cast<uint8_t*>(AlignedAlloc(arena_size_)));
   if (!arena_) return Status::NoSpace("out of memory for the data arena");

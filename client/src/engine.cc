@@ -49,6 +49,21 @@ Status Engine::CheckArguments(const Op& op) const {
                                    std::to_string(op.key.size()));
   }
   if (op.kind == Op::Kind::kGet) return Status::Ok();
+  if (op.has_ttl) {
+    if (op.kind != Op::Kind::kPut) {
+      return Status::InvalidArgument("a delete takes no time to live");
+    }
+    KV_RETURN_IF_ERROR(rf::CheckTtl(op.ttl_ms));
+    // A keyspace made before expiring keys may have a max_value_size
+    // whose largest record fits its segment only without the expiry.
+    if (rf::RecordSize(op.key.size(), op.value.size(), true) >
+        geo_.segment_size) {
+      return Status::InvalidArgument(
+          "value of " + std::to_string(op.value.size()) +
+          " bytes with a time to live does not fit the keyspace's " +
+          std::to_string(geo_.segment_size) + "-byte segments");
+    }
+  }
   if (op.kind == Op::Kind::kPut &&
       op.value.size() > conn_->accept().max_value_size) {
     return Status::InvalidArgument(
@@ -69,6 +84,7 @@ Status Engine::Run(const std::vector<Op*>& ops) {
   finished_ = 0;
   for (Op* op : ops) {
     op->done = false;
+    op->expiry = 0;
     op->state = Op::State::kReady;
     op->attempts = 0;
     // Arguments first: a bad one is invalid_argument whatever the
@@ -201,8 +217,11 @@ Engine::Start Engine::RequestRefill(bool for_delete) {
 
 Engine::Start Engine::StartWrite(Op* op) {
   const bool del = op->kind == Op::Kind::kDelete;  // arguments checked in Run
+  // The record carries the time to live; the server stamps the absolute
+  // expiry at commit with its own clock (SealRecord).
+  const uint64_t ttl = op->has_ttl ? static_cast<uint64_t>(op->ttl_ms) : 0;
   const size_t size =
-      rf::RecordSize(op->key.size(), del ? 0 : op->value.size());
+      rf::RecordSize(op->key.size(), del ? 0 : op->value.size(), ttl != 0);
   // A put never goes into the delete reserve (it could not commit there):
   // it asks for a normal grant instead.
   const bool deletes_only = (conn_->grant().flags & pr::kGrantDeletesOnly) != 0;
@@ -221,7 +240,7 @@ Engine::Start Engine::StartWrite(Op* op) {
   size_t off = 0;
   if (!Allocate(size, &off)) return Start::kWait;
   rf::EncodeRecord(conn_->arena() + off, geo_.keyspace_id, 0, del, op->key,
-                   del ? std::string_view() : op->value);
+                   del ? std::string_view() : op->value, ttl);
   op->hash = ix::HashKey(op->key);
   uint64_t seg_off = 0;
   Status st = conn_->PostAppend(off, size, &seg_off);

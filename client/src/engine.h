@@ -31,11 +31,18 @@ struct Op {
   std::string_view value;
   bool if_absent = false;
   uint64_t if_version = 0;
+  // Put: a time to live (ttl_ms, checked: 1 ms .. 100 years).
+  bool has_ttl = false;
+  int64_t ttl_ms = 0;
   uint8_t info_topic = 0;
   // Results.
   Status status;
   std::string out;  // get: the value; info: the text
   uint64_t sequence = 0;
+  // Get: the version's absolute expiry (server clock, Unix ms), 0 none.
+  // The engine does not judge it: the Client does, with its estimate of
+  // the server's clock (server_clock.h).
+  uint64_t expiry = 0;
   bool had_previous = false;
   bool done = false;
 

@@ -138,6 +138,7 @@ void Engine::GetFromNeighbourhood(Op* op) {
       if (c.found()) {
         op->out.assign(c.view.value.data(), c.view.value.size());
         op->sequence = c.view.header.sequence;
+        op->expiry = c.view.expiry;
         stats_.gets_one_round_trip++;
         Finish(op, Status::Ok());
         return;
@@ -218,8 +219,11 @@ void Engine::GetFromRecords(Op* op) {
                          return conn_->arena() + op->record_off[pos];
                        });
   if (c.found()) {
+    // The newest version, expired or not: the Client judges its expiry
+    // (an older version is never taken instead).
     op->out.assign(c.view.value.data(), c.view.value.size());
     op->sequence = c.view.header.sequence;
+    op->expiry = c.view.expiry;
     CacheSlot(op->key, c.slot);
     Finish(op, Status::Ok());
     return;

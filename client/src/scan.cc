@@ -107,16 +107,18 @@ Status GrewPast(Connection* c, std::chrono::milliseconds timeout, uint64_t at,
 
 // Examines the index's slots from `first` on and calls fn for each live
 // record whose key has the prefix (and, with `seen`, was not given
-// before), until fn returns false or — count non-zero — a read batch has
+// before) and that has not expired (s->Judge), until fn returns false or —
+// count non-zero — a read batch has
 // brought the keys given to `count` or more. *next: the first slot not
 // examined, 0 when the whole index was (the header read after the last
 // index read showed no growth past it). *refreshes counts growths seen.
 Status ScanSlots(
-    Connection* c, std::chrono::milliseconds timeout, uint64_t first,
+    ClientState* s, std::chrono::milliseconds timeout, uint64_t first,
     std::string_view prefix, size_t count,
     std::unordered_set<std::string>* seen,
     const std::function<bool(std::string_view, std::string_view)>& fn,
     uint64_t* next, uint64_t* refreshes) {
+  Connection* const c = s->conn.get();
   const protocol::Accept& a = c->accept();
   const index_lookup::Geometry& g = c->geometry();
   const size_t chunk_slots =
@@ -168,6 +170,12 @@ Status ScanSlots(
           continue;
         }
         if (v.key.substr(0, prefix.size()) != prefix) continue;
+        // Every read of this batch has completed: a ping (the clock's
+        // first sample) may run on the connection here.
+        bool visible = true;
+        int64_t ttl_ms = -1;
+        KV_RETURN_IF_ERROR(s->Judge(v.expiry, &visible, &ttl_ms));
+        if (!visible) continue;
         if (seen != nullptr && !seen->insert(std::string(v.key)).second) {
           continue;
         }
@@ -202,7 +210,7 @@ Status Client::Scan(
   uint64_t next = 0;
   uint64_t refreshes = 0;
   Status st = ScanSlots(
-      c, options_.op_timeout, 0, prefix, 0, &seen,
+      state_.get(), options_.op_timeout, 0, prefix, 0, &seen,
       [&](std::string_view k, std::string_view v) {
         return fn(k, v) && (limit == 0 || ++emitted < limit);
       },
@@ -236,7 +244,7 @@ Result<uint64_t> Client::ScanPage(
   uint64_t next = 0;
   refreshes = 0;
   Status st = ScanSlots(
-      c, options_.op_timeout, cursor, prefix,
+      state_.get(), options_.op_timeout, cursor, prefix,
       count == 0 ? kDefaultCount : count, nullptr,
       [&](std::string_view k, std::string_view v) {
         fn(k, v);

@@ -765,6 +765,84 @@ TEST(CApiNoSpaceTest, FullKeyspaceIsNoSpaceAndDeletesStillWork) {
   kv::e2e::RemoveTree(dir);
 }
 
+// Expiring keys: rpkv_put_ex, rpkv_ttl, rpkv_expire, rpkv_persist — one
+// key expires for real (800 ms), the rest have a minute.
+TEST_F(CApiTest, ExpiringKeysReadAbsentAfterTheirTimeToLive) {
+  const std::string key = Key("short");
+  ASSERT_EQ(rpkv_put_ex(db_, key.data(), key.size(), "v", 1, 800), RPKV_OK)
+      << rpkv_errmsg(db_);
+  EXPECT_EQ(Get("short"), "v");
+  int64_t ms = 0;
+  ASSERT_EQ(rpkv_ttl(db_, key.data(), key.size(), &ms), RPKV_OK);
+  EXPECT_GT(ms, 0);
+  EXPECT_LE(ms, 800);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (std::chrono::steady_clock::now() < end &&
+         rpkv_exists(db_, key.data(), key.size()) == RPKV_OK) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(rpkv_exists(db_, key.data(), key.size()), RPKV_NOT_FOUND);
+  EXPECT_EQ(Get("short"), Code(RPKV_NOT_FOUND));
+  ms = 0;
+  EXPECT_EQ(rpkv_ttl(db_, key.data(), key.size(), &ms), RPKV_NOT_FOUND);
+  EXPECT_EQ(ms, -2);
+  EXPECT_EQ(rpkv_expire(db_, key.data(), key.size(), 1000), RPKV_NOT_FOUND);
+  int removed = 7;
+  EXPECT_EQ(rpkv_persist(db_, key.data(), key.size(), &removed),
+            RPKV_NOT_FOUND);
+  EXPECT_EQ(removed, 0);
+}
+
+TEST_F(CApiTest, ExpireAndPersistSetAndRemoveAnExpiry) {
+  const std::string key = Key("k");
+  ASSERT_EQ(Put("k", "value"), RPKV_OK);
+  int64_t ms = 0;
+  ASSERT_EQ(rpkv_ttl(db_, key.data(), key.size(), &ms), RPKV_OK);
+  EXPECT_EQ(ms, -1);
+  ASSERT_EQ(rpkv_expire(db_, key.data(), key.size(), 60000), RPKV_OK)
+      << rpkv_errmsg(db_);
+  ASSERT_EQ(rpkv_ttl(db_, key.data(), key.size(), &ms), RPKV_OK);
+  EXPECT_GT(ms, 55000);
+  EXPECT_EQ(Get("k"), "value");
+  int removed = 0;
+  ASSERT_EQ(rpkv_persist(db_, key.data(), key.size(), &removed), RPKV_OK);
+  EXPECT_EQ(removed, 1);
+  ASSERT_EQ(rpkv_ttl(db_, key.data(), key.size(), &ms), RPKV_OK);
+  EXPECT_EQ(ms, -1);
+  ASSERT_EQ(rpkv_persist(db_, key.data(), key.size(), &removed), RPKV_OK);
+  EXPECT_EQ(removed, 0);
+  ASSERT_EQ(rpkv_persist(db_, key.data(), key.size(), nullptr), RPKV_OK);
+}
+
+TEST_F(CApiTest, BadTimesToLiveAreInvalidAndChangeNothing) {
+  const std::string key = Key("k");
+  ASSERT_EQ(Put("k", "value"), RPKV_OK);
+  for (int64_t bad :
+       {int64_t{0}, int64_t{-1}, int64_t{3153600000001}, INT64_MIN}) {
+    EXPECT_EQ(rpkv_put_ex(db_, key.data(), key.size(), "x", 1, bad),
+              RPKV_E_INVAL)
+        << bad;
+    EXPECT_THAT(rpkv_errmsg(db_),
+                HasSubstr("time to live must be 1 ms .. 100 years"));
+    EXPECT_EQ(rpkv_expire(db_, key.data(), key.size(), bad), RPKV_E_INVAL);
+    EXPECT_THAT(rpkv_errmsg(db_), HasSubstr("expire: time to live"));
+  }
+  EXPECT_EQ(Get("k"), "value");
+  int64_t ms = 0;
+  ASSERT_EQ(rpkv_ttl(db_, key.data(), key.size(), &ms), RPKV_OK);
+  EXPECT_EQ(ms, -1);
+  // NULL arguments.
+  EXPECT_EQ(rpkv_ttl(db_, key.data(), key.size(), nullptr), RPKV_E_INVAL);
+  EXPECT_EQ(rpkv_ttl(nullptr, key.data(), key.size(), &ms), RPKV_E_INVAL);
+  EXPECT_EQ(ms, -2);
+  EXPECT_EQ(rpkv_expire(db_, nullptr, 1, 1000), RPKV_E_INVAL);
+  EXPECT_EQ(rpkv_persist(nullptr, key.data(), key.size(), nullptr),
+            RPKV_E_INVAL);
+  EXPECT_EQ(rpkv_put_ex(db_, key.data(), key.size(), nullptr, 3, 1000),
+            RPKV_E_INVAL);
+  EXPECT_EQ(Get("k"), "value");
+}
+
 // Its own server, with keyspace "default" protected by an access key.
 class CApiAccessKeyTest : public ::testing::Test {
  protected:

@@ -1,5 +1,7 @@
 // kv::server::CleanerPolicy — when the cleaner runs: a background thread
-// looks at every open keyspace every `period`, and when its dead bytes
+// looks at every open keyspace every `period`, runs its expiry sweep
+// (Keyspace::ReclaimExpired: expired keys' slots cleared, their records
+// dead bytes; a no-op until the earliest expiry), and when its dead bytes
 // pass `threshold` of live + dead (and a sealed segment can be
 // reclaimed), runs Keyspace::Clean on the segments at most
 // 1 - threshold live. Gets keep working meanwhile (clients detect moved

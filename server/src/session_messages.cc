@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kv/server_clock.h"
 #include "log.h"
 #include "message_parser.h"
 #include "session.h"
@@ -253,6 +254,9 @@ void Session::HandleInfo(const protocol::Header& h, protocol::InfoTopic topic) {
       text = ServerText();
       break;
     case protocol::InfoTopic::kPing:
+      // The server's clock, for clients judging expiries one-sided
+      // (docs/protocol.md, "Server clock").
+      text = protocol::PingText(UnixMillisNow());
       break;
   }
   uint8_t out[kPayloadCap];

@@ -48,7 +48,7 @@ Prediction Model::Predict(const GrantModel& g,
     p.why = "record does not verify: " + st.message();
     return p;
   }
-  if (rf::RecordSize(v.key.size(), v.value.size()) != c.length) {
+  if (rf::RecordSizeOf(v) != c.length) {
     p.why = "length is not the record's size";
     return p;
   }
@@ -110,7 +110,10 @@ std::string Model::Apply(GrantModel* g, const protocol::Commit& c,
     return "ack's previous sequence is not the key's acknowledged one";
   }
   last_sequence = ack.sequence;
-  rf::SealRecord(g->shadow.data() + c.offset, p.view, ack.sequence);
+  // The runner writes no expiring record (a time to live would be
+  // stamped with the server's clock, which the model does not see).
+  rf::SealRecord(g->shadow.data() + c.offset, p.view, ack.sequence,
+                 /*now_ms=*/0);
   if (p.view.tombstone()) {
     k = KeyState{};
   } else {

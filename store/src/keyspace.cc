@@ -8,6 +8,7 @@
 #include "index.h"
 #include "index_slots.h"
 #include "kv/index_format.h"
+#include "kv/server_clock.h"
 #include "kv/store/commit_pipeline.h"
 #include "segment_table.h"
 
@@ -198,13 +199,19 @@ Status Keyspace::Get(std::string_view key, std::string* value,
           return static_cast<const uint8_t*>(log_ + ix::SlotLogOffset(slot));
         });
     if (c.found()) {
-      value->assign(c.view.value.data(), c.view.value.size());
+      // The newest version decides: when it has expired the key is
+      // absent (an older version, if a slot still holds one, is older
+      // still and never taken instead).
+      const bool expired = rf::Expired(c.view, NowMs());
+      if (!expired) value->assign(c.view.value.data(), c.view.value.size());
       // The slot unchanged across the copy means the record stayed live
       // (hence immutable) throughout; otherwise start over.
       if (LoadSlot(&live[c.pos]) != c.slot) continue;
+      if (expired) return Status::NotFound("key not found");
       if (version != nullptr) {
         *version = {c.view.header.sequence, ix::SlotLogOffset(c.slot),
-                    static_cast<uint32_t>(ix::SlotRecordBytes(c.slot))};
+                    static_cast<uint32_t>(ix::SlotRecordBytes(c.slot)),
+                    c.view.expiry};
       }
       return Status::Ok();
     }
@@ -240,6 +247,7 @@ Status Keyspace::ForEach(
   // commit to this keyspace (a nested shared lock could deadlock).
   Index::Reading reading(*index_);
   Status result;
+  const uint64_t now = NowMs();
   index_->ForEachSlot([&](uint64_t i, uint64_t v) {
     if (!SlotInBounds(v)) {
       result = Status::Corruption("keyspace '" + name_ + "' " + SlotName(i) +
@@ -256,10 +264,13 @@ Status Keyspace::ForEach(
                              (st.ok() ? "tombstone" : st.message()));
       return false;
     }
+    if (rf::Expired(view, now)) return true;
     return fn(view);
   });
   return result;
 }
+
+uint64_t Keyspace::NowMs() const { return clock_ ? clock_() : UnixMillisNow(); }
 
 Keyspace::Region Keyspace::region() const {
   Region r;

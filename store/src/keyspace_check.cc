@@ -70,7 +70,7 @@ void Keyspace::Check(CheckReport* report) const {
     if (view.tombstone()) {
       report->problems.push_back(where + " points to a tombstone");
     }
-    if (rf::RecordSize(view.key.size(), view.value.size()) != bytes) {
+    if (rf::RecordSizeOf(view) != bytes) {
       report->problems.push_back(where + " length does not match its record");
     }
     if (view.value.size() > max_value_size_) {

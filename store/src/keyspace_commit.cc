@@ -96,11 +96,11 @@ Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
     return Status::InvalidArgument("commit: " + st.message());
   }
   if (!st.ok()) return Status::Corruption("commit: " + st.message());
-  if (rf::RecordSize(view.key.size(), view.value.size()) != r.length) {
-    return Status::InvalidArgument(
-        "commit: length " + std::to_string(r.length) +
-        " is not the record's padded size " +
-        std::to_string(rf::RecordSize(view.key.size(), view.value.size())));
+  if (rf::RecordSizeOf(view) != r.length) {
+    return Status::InvalidArgument("commit: length " +
+                                   std::to_string(r.length) +
+                                   " is not the record's padded size " +
+                                   std::to_string(rf::RecordSizeOf(view)));
   }
   if (view.header.key_hash != r.key_hash) {
     return Status::InvalidArgument(
@@ -155,7 +155,12 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
   res = CommitResult{};
   res.tombstone = tombstone;
   Found old;
-  const bool exists = FindSlot(view.key, view.header.key_hash, &old);
+  const bool found = FindSlot(view.key, view.header.key_hash, &old);
+  // The server's clock decides, under the key's lock: an expired version
+  // is absent to the condition (a put-if-absent succeeds, an if-version
+  // fails), yet its slot is replaced or cleared like any old version.
+  const uint64_t now = NowMs();
+  const bool exists = found && !rf::Expired(old.view, now);
   if (r.condition == Condition::kIfAbsent && exists) {
     d->status =
         Status::ConditionFailed("the key exists (version " +
@@ -171,10 +176,11 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
                 : ", the key does not exist"));
     return;
   }
-  if (exists) {
-    res.had_previous = true;
+  res.had_previous = exists;
+  if (found) {
     res.previous = {old.view.header.sequence, ix::SlotLogOffset(old.value),
-                    static_cast<uint32_t>(ix::SlotRecordBytes(old.value))};
+                    static_cast<uint32_t>(ix::SlotRecordBytes(old.value)),
+                    old.view.expiry};
   }
   uint8_t* const record = log_ + p.log_off;
   // The sequence is assigned here, under the key's lock: commit order is
@@ -186,8 +192,9 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
     return;
   }
   const uint64_t sequence = *next;
-  rf::SealRecord(record, view, sequence);
-  res.committed = {sequence, p.log_off, r.length};
+  rf::SealRecord(record, view, sequence, now);
+  const uint64_t expiry = view.expires() ? now + view.expiry : 0;
+  res.committed = {sequence, p.log_off, r.length, expiry};
   d->record = record;
   d->length = r.length;
   d->segment = r.segment;
@@ -197,7 +204,7 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
       ix::HomeBucket(view.header.key_hash, index_->bucket_count());
   d->buckets = index_->Bucket(home);
   d->slot_value = p.new_slot;
-  d->old_slot = exists ? old.slot : nullptr;
+  d->old_slot = found ? old.slot : nullptr;
   if (!tombstone) {
     uint64_t* slot = index_->TakeEmptySlot(home, p.new_slot, store_slot);
     if (slot != nullptr) {
@@ -211,8 +218,8 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
       return;
     }
   }
-  if (tombstone && !exists) return;  // nothing to delete: ok, no change
-  if (!tombstone && !exists) {
+  if (tombstone && !found) return;  // nothing to delete: ok, no change
+  if (!tombstone && !found) {
     // Not committed: the sealed header must not pass for a committed
     // record (a later scan of the log, a recovery, a replica's catch-up).
     rf::UnsealRecord(record);
@@ -260,6 +267,7 @@ void Keyspace::CompleteOrdered(Decided* d, CommitPoint* point) {
     }
     (void)PersistSlot(d->old_slot, d->slot_value);  // commit point
     segments_->AddLive(d->segment, d->length);
+    NoteExpiry(d->result.committed.expiry_ms);
   }
   // Accounting strictly after the persisted slot change.
   segments_->RemoveLive(
@@ -305,6 +313,7 @@ void Keyspace::Publish(Decided* const* d, size_t n) {
     persister_->PersistRanges(buckets.data(), buckets.size());
   }
   for (size_t i = 0; i < n; i++) {
+    NoteExpiry(d[i]->result.committed.expiry_ms);
     if (d[i]->old_slot == nullptr) {
       keys_.fetch_add(1);
       continue;

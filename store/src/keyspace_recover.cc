@@ -37,7 +37,7 @@ std::string Keyspace::SlotProblem(uint64_t i, uint64_t v,
   Status st = rf::VerifyRecord(log_ + off, bytes, id_, view);
   if (!st.ok()) return st.message();
   if (view->tombstone()) return "points to a tombstone";
-  if (rf::RecordSize(view->key.size(), view->value.size()) != bytes) {
+  if (rf::RecordSizeOf(*view) != bytes) {
     return "length does not match its record";
   }
   const uint64_t hash = view->header.key_hash;

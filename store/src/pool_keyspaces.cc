@@ -65,8 +65,8 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
         "segment size must be a multiple of 4096 between 4 KiB and 1 GiB");
   }
   if (o.max_value_size > record_format::kMaxValueSize ||
-      record_format::RecordSize(record_format::kMaxKeySize, o.max_value_size) >
-          o.segment_size) {
+      record_format::RecordSize(record_format::kMaxKeySize, o.max_value_size,
+                                /*expires=*/true) > o.segment_size) {
     return Status::InvalidArgument(
         "max value size " + std::to_string(o.max_value_size) +
         " does not fit a " + std::to_string(o.segment_size) +

@@ -246,7 +246,7 @@ std::string PoolRestore::Relink(uint32_t keyspace_id, const RestoreEntry& e) {
            std::to_string(e.sequence) + ")";
   }
   if (view.tombstone()) return "the log holds a tombstone there";
-  if (rf::RecordSize(view.key.size(), view.value.size()) != e.length) {
+  if (rf::RecordSizeOf(view) != e.length) {
     return "its length does not match the record in the log";
   }
   const uint64_t value = ix::PackSlot(

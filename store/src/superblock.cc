@@ -61,7 +61,7 @@ std::string ValidateSuperblock(const pf::Superblock& sb,
            std::to_string(pf::kFormatVersion) + "); upgrade rpkv";
   }
   if (sb.format_version == 0) return "format version 0 is invalid";
-  if (sb.format_version < pf::kFormatVersion) {
+  if (sb.format_version < pf::kMinFormatVersion) {
     // Format 1 laid the index right before the log with no header page,
     // so its index cannot grow in place; there is no in-place upgrade.
     return "format version " + std::to_string(sb.format_version) +
@@ -123,6 +123,28 @@ Status LoadSuperblock(Mapping* m, pf::Superblock* out,
     notes->push_back(note);
   } else if (std::memcmp(&copy[0], &copy[1], sizeof(copy[0])) != 0) {
     notes->push_back("superblock copies differ; using copy A");
+  }
+  // Format 2 -> 3 (expiring keys): a format 2 pool's records never carry
+  // the expires flag, so the upgrade is the version word alone: copy A,
+  // persist, copy B, persist. A crash in between leaves A at 3 and B at
+  // 2, both valid: the next writable open finishes it (copy A is used).
+  uint32_t from = out->format_version;
+  if (why[bad].empty() && copy[bad].format_version < from) {
+    from = copy[bad].format_version;
+  }
+  if (from < pf::kFormatVersion && !m->read_only()) {
+    pf::Superblock sb = *out;
+    sb.format_version = pf::kFormatVersion;
+    sb.crc = SuperblockCrc(sb);
+    for (int c = 0; c < 2; c++) {
+      uint8_t* dst = m->base() + pf::kSuperblockOffset[c];
+      std::memcpy(dst, &sb, sizeof(sb));
+      m->persister()->Persist(dst, sizeof(sb));
+    }
+    *out = sb;
+    notes->push_back("pool format upgraded from version " +
+                     std::to_string(from) + " to " +
+                     std::to_string(pf::kFormatVersion) + " (expiring keys)");
   }
   return Status::Ok();
 }

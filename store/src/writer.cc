@@ -54,7 +54,8 @@ Status Writer::EnsureRoom(uint64_t bytes, bool tombstone) {
 }
 
 Status Writer::Stage(std::string_view key, std::string_view value,
-                     bool tombstone, Condition condition, uint64_t expected) {
+                     bool tombstone, Condition condition, uint64_t expected,
+                     int64_t ttl_ms) {
   if (key.size() < rf::kMinKeySize || key.size() > rf::kMaxKeySize) {
     return Status::InvalidArgument("key must be 1..1024 bytes, got " +
                                    std::to_string(key.size()));
@@ -64,12 +65,13 @@ Status Writer::Stage(std::string_view key, std::string_view value,
                                    " bytes exceeds the keyspace limit of " +
                                    std::to_string(ks_->max_value_size()));
   }
-  const uint64_t size = rf::RecordSize(key.size(), value.size());
+  const uint64_t size = rf::RecordSize(key.size(), value.size(), ttl_ms != 0);
   KV_RETURN_IF_ERROR(EnsureRoom(size, tombstone));
   uint8_t* dst = ks_->log_base() + grant_.log_offset + grant_.start;
   // Sequence 0: the commit assigns the sequence. No persist here: the
   // commit point persists the record together with its slot.
-  rf::EncodeRecord(dst, ks_->id(), 0, tombstone, key, value);
+  rf::EncodeRecord(dst, ks_->id(), 0, tombstone, key, value,
+                   static_cast<uint64_t>(ttl_ms));
   CommitRequest req;
   req.segment = grant_.segment;
   req.grant_id = grant_.grant_id;
@@ -97,6 +99,18 @@ Result<CommitResult> Writer::Put(std::string_view key, std::string_view value,
                                  Condition condition, uint64_t expected) {
   CommitStagedInto(&early_);  // claims go in offset order
   KV_RETURN_IF_ERROR(Stage(key, value, false, condition, expected));
+  std::vector<Result<CommitResult>> out;
+  CommitStagedInto(&out);
+  return std::move(out.back());
+}
+
+Result<CommitResult> Writer::PutExpiring(std::string_view key,
+                                         std::string_view value, int64_t ttl_ms,
+                                         Condition condition,
+                                         uint64_t expected) {
+  KV_RETURN_IF_ERROR(rf::CheckTtl(ttl_ms));
+  CommitStagedInto(&early_);
+  KV_RETURN_IF_ERROR(Stage(key, value, false, condition, expected, ttl_ms));
   std::vector<Result<CommitResult>> out;
   CommitStagedInto(&out);
   return std::move(out.back());

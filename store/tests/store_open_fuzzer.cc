@@ -1,5 +1,6 @@
-// libFuzzer target: mutate a small valid pool image, then open (recover),
-// check, read, iterate and write it. Any outcome but a crash, a sanitizer
+// libFuzzer target: mutate a small valid pool image (records with and
+// without an expiry), then open (recover), check, read, iterate, sweep
+// expired keys and write it. Any outcome but a crash, a sanitizer
 // report or a hang is fine; errors must be Status values.
 //
 // Input: byte 0 picks a truncation (0 = none, else the image is cut to
@@ -46,6 +47,12 @@ const Base& BaseImage() {
           abort();
       }
       if (!w.Delete("key3").ok()) abort();
+      // Records with an expiry (format 3): one for a day, one expired by
+      // the time the image is opened, so mutations hit expiry bytes and
+      // the expiry sweep runs over both.
+      if (!w.PutExpiring("ttl-day", "d", 86'400'000).ok()) abort();
+      if (!w.PutExpiring("ttl-gone", "g", 1).ok()) abort();
+      if (!w.PutExpiring("key7", "seven", 86'400'000).ok()) abort();
     }
     b.image.assign(bytes, bytes + kPoolSize);
     return b;
@@ -82,12 +89,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string v;
     for (int i = 0; i < 24; i++)
       (void)(*ks)->Get("key" + std::to_string(i), &v);
+    (void)(*ks)->Get("ttl-day", &v);
+    (void)(*ks)->Get("ttl-gone", &v);
+    (void)(*ks)->ReclaimExpired();
     (void)(*ks)->ForEach(
         [](const kv::record_format::RecordView&) { return true; });
     (void)(*ks)->Stats();
     {
       Writer w(*ks);
       for (int i = 0; i < 4; i++) (void)w.Put("key" + std::to_string(i), "new");
+      (void)w.PutExpiring("ttl-day", "again", 1000);
       (void)w.Delete("key5");
     }
     (void)(*ks)->Clean(0.9, 8);

@@ -371,7 +371,12 @@ TEST_F(ServerLifecycleTest, InfoTopics) {
   EXPECT_NE(server.find("provider tcp\n"), std::string::npos) << server;
   EXPECT_NE(server.find("granularity page\n"), std::string::npos) << server;
   EXPECT_NE(server.find("segment_size 1048576\n"), std::string::npos);
-  EXPECT_EQ(Info(&c, protocol::InfoTopic::kPing), "");
+  // The ping carries the server's clock (protocol 4, docs/protocol.md).
+  uint64_t server_ms = 0;
+  EXPECT_TRUE(
+      protocol::ParsePingText(Info(&c, protocol::InfoTopic::kPing), &server_ms)
+          .ok());
+  EXPECT_GT(server_ms, 0u);
   // BYE: the server returns the grant and disconnects.
   ASSERT_TRUE(c.SendMessage(protocol::Type::kBye, "").ok());
   EXPECT_TRUE(c.WaitClosed());

@@ -9,6 +9,8 @@
 
 #include "commands.h"
 #include "dump_format.h"
+#include "kv/record_format.h"
+#include "kv/server_clock.h"
 #include "kv/store/pool.h"
 #include "kv/store/writer.h"
 #include "progress.h"
@@ -65,7 +67,9 @@ int Dump(const std::string& pool_path, const std::string& out,
                   k.max_value_size});
       auto ks = (*pool)->GetKeyspace(k.name);
       Status st = (*ks)->ForEach([&](const record_format::RecordView& v) {
-        w.Record(v.key, v.value);
+        // Expired keys are absent (ForEach skips them); an expiry is
+        // kept as the absolute time it is.
+        w.Record(v.key, v.value, v.expiry);
         records++;
         progress.Add(1);
         return static_cast<bool>(f);
@@ -151,7 +155,7 @@ int Load(const std::string& pool_path, const std::string& in,
   std::ifstream f(in, std::ios::binary);
   dump::DumpReader r(&f, in);
   Status st = r.ReadHeader();
-  uint64_t loaded = 0, total = 0;
+  uint64_t loaded = 0, total = 0, expired = 0;
   for (const auto& [name, n] : counts) total += n;
   Progress progress("load", total);
   std::unique_ptr<store::Writer> w;
@@ -159,8 +163,9 @@ int Load(const std::string& pool_path, const std::string& in,
   dump::DumpReader::Kind kind{};
   dump::KeyspaceFrame k;
   std::string key, value;
+  uint64_t expiry = 0;
   while (st.ok()) {
-    st = r.Next(&kind, &k, &key, &value);
+    st = r.Next(&kind, &k, &key, &value, &expiry);
     if (!st.ok() || kind == dump::DumpReader::Kind::kEnd) break;
     if (kind == dump::DumpReader::Kind::kKeyspace) {
       if (w) st = w->Close();
@@ -184,7 +189,24 @@ int Load(const std::string& pool_path, const std::string& in,
       w = std::make_unique<store::Writer>(*ks);
       continue;
     }
-    auto put = w->Put(key, value);
+    // An expiry is absolute: what is left of it now, on this host's clock
+    // (the new pool's); a key that expired since the dump is not loaded.
+    Result<store::CommitResult> put = store::CommitResult{};
+    if (expiry != 0) {
+      const uint64_t now = UnixMillisNow();
+      if (expiry <= now) {
+        expired++;
+        progress.Add(1);
+        continue;
+      }
+      const uint64_t left = expiry - now;
+      put = w->PutExpiring(key, value,
+                           static_cast<int64_t>(left > record_format::kMaxTtlMs
+                                                    ? record_format::kMaxTtlMs
+                                                    : left));
+    } else {
+      put = w->Put(key, value);
+    }
     if (!put.ok()) {
       st = Status(put.status().code(),
                   "key " + std::to_string(loaded + 1) +
@@ -201,7 +223,10 @@ int Load(const std::string& pool_path, const std::string& in,
                                       " keys were loaded before)"));
   }
   os << "loaded " << keyspaces.size() << " keyspaces, " << loaded
-     << " keys from " << in << " into " << pool_path << "\n";
+     << " keys from " << in << " into " << pool_path;
+  if (expired != 0)
+    os << " (" << expired << " expired since the dump: skipped)";
+  os << "\n";
   return kExitOk;
 }
 

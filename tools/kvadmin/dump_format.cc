@@ -54,13 +54,15 @@ void DumpWriter::Keyspace(const KeyspaceFrame& k) {
   keyspaces_++;
 }
 
-void DumpWriter::Record(std::string_view key, std::string_view value) {
+void DumpWriter::Record(std::string_view key, std::string_view value,
+                        uint64_t expiry_ms) {
   std::string b;
-  b.reserve(4 + key.size() + value.size());
+  b.reserve(12 + key.size() + value.size());
   Put<uint32_t>(&b, static_cast<uint32_t>(key.size()));
   b += key;
+  if (expiry_ms != 0) Put<uint64_t>(&b, expiry_ms);
   b += value;
-  Frame('R', b);
+  Frame(expiry_ms != 0 ? 'X' : 'R', b);
   records_++;
 }
 
@@ -94,16 +96,17 @@ Status DumpReader::ReadHeader() {
   if (Get<uint32_t>(h + 12) != Crc32c(h, 12)) {
     return Corrupt(0, "checksum mismatch");
   }
-  if (Get<uint32_t>(h + 8) != kVersion) {
-    return Corrupt(0, "version " + std::to_string(Get<uint32_t>(h + 8)) +
-                          " (this kvadmin reads version 1)");
+  version_ = Get<uint32_t>(h + 8);
+  if (version_ != 1 && version_ != kVersion) {
+    return Corrupt(0, "version " + std::to_string(version_) +
+                          " (this kvadmin reads versions 1 and 2)");
   }
   offset_ = kHeaderBytes;
   return Status::Ok();
 }
 
 Status DumpReader::Next(Kind* kind, KeyspaceFrame* keyspace, std::string* key,
-                        std::string* value) {
+                        std::string* value, uint64_t* expiry_ms) {
   const uint64_t at = offset_;
   if (ended_) return Corrupt(at, "frames after the end frame");
   char head[5];
@@ -112,7 +115,8 @@ Status DumpReader::Next(Kind* kind, KeyspaceFrame* keyspace, std::string* key,
   if (in_->gcount() != 5) return Corrupt(at, "truncated frame header");
   const char type = head[0];
   const uint32_t len = Get<uint32_t>(head + 1);
-  if (type != 'K' && type != 'R' && type != 'E') {
+  if (type != 'K' && type != 'R' && type != 'E' &&
+      !(type == 'X' && version_ >= 2)) {
     return Corrupt(
         at, "unknown frame type " + std::to_string(static_cast<uint8_t>(type)));
   }
@@ -144,16 +148,20 @@ Status DumpReader::Next(Kind* kind, KeyspaceFrame* keyspace, std::string* key,
     *kind = Kind::kKeyspace;
     return Status::Ok();
   }
-  if (type == 'R') {
+  if (type == 'R' || type == 'X') {
     if (!in_keyspace_) return Corrupt(at, "a record before any keyspace");
-    if (len < 4) return Corrupt(at, "record frame too short");
+    const uint32_t extra = type == 'X' ? 8 : 0;
+    if (len < 4 + extra) return Corrupt(at, "record frame too short");
     const uint32_t klen = Get<uint32_t>(body);
-    if (klen == 0 || klen > len - 4) {
+    if (klen == 0 || klen > len - 4 - extra) {
       return Corrupt(
           at, "key length " + std::to_string(klen) + " does not fit the frame");
     }
     key->assign(body + 4, klen);
-    value->assign(body + 4 + klen, len - 4 - klen);
+    const uint64_t expiry = extra ? Get<uint64_t>(body + 4 + klen) : 0;
+    if (type == 'X' && expiry == 0) return Corrupt(at, "expiry 0");
+    if (expiry_ms != nullptr) *expiry_ms = expiry;
+    value->assign(body + 4 + klen + extra, len - 4 - klen - extra);
     records_++;
     *kind = Kind::kRecord;
     return Status::Ok();

@@ -2,14 +2,16 @@
 // a stream of checksummed frames (docs/dump_format.md is the prose twin).
 // Little-endian throughout.
 //
-//   header  "RPKVDMP1" (8 bytes), u32 version (1), u32 CRC32C of the 12
-//           bytes before it
+//   header  "RPKVDMP1" (8 bytes), u32 version (2; 1 is read too), u32
+//           CRC32C of the 12 bytes before it
 //   frame   u8 type, u32 body length, body, u32 CRC32C of type, length
 //           and body
 //   'K'     a keyspace begins: u64 bucket_count, u64 log_size,
 //           u32 segment_size, u32 max_value_size, name (the rest)
 //   'R'     a record of the last keyspace: u32 key length, key, value
 //           (the rest): binary-safe, any bytes
+//   'X'     (version 2) a record with an expiry: u32 key length, key,
+//           u64 expiry (Unix ms, the dumped pool's clock; non-zero), value
 //   'E'     the end: u64 keyspaces, u64 records (must match the frames)
 //
 // Thread-safety: DumpReader/DumpWriter are single-threaded objects.
@@ -27,7 +29,8 @@
 namespace kv::kvadmin::dump {
 
 inline constexpr char kMagic[8] = {'R', 'P', 'K', 'V', 'D', 'M', 'P', '1'};
-inline constexpr uint32_t kVersion = 1;
+// 2: 'X' frames (records with an expiry). Version 1 files are read.
+inline constexpr uint32_t kVersion = 2;
 inline constexpr size_t kHeaderBytes = 16;
 // The largest body a reader accepts: a 1024-byte key, a value of the
 // largest max_value_size (4,193,120) and the length fields.
@@ -45,7 +48,9 @@ class DumpWriter {
  public:
   explicit DumpWriter(std::ostream* out);  // writes the header
   void Keyspace(const KeyspaceFrame& k);
-  void Record(std::string_view key, std::string_view value);
+  // expiry_ms 0: an 'R' frame; else an 'X' frame carrying it.
+  void Record(std::string_view key, std::string_view value,
+              uint64_t expiry_ms = 0);
   void End();  // the 'E' frame with the counts written
   uint64_t bytes() const { return bytes_; }
 
@@ -63,10 +68,11 @@ class DumpReader {
   DumpReader(std::istream* in, std::string name);
   Status ReadHeader();
   enum class Kind { kKeyspace, kRecord, kEnd };
-  // The next frame into *kind and the matching out-field. After kEnd
-  // there must be nothing more (trailing bytes are corruption).
+  // The next frame into *kind and the matching out-field; a record's
+  // expiry into *expiry_ms when given (0: none). After kEnd there must be
+  // nothing more (trailing bytes are corruption).
   Status Next(Kind* kind, KeyspaceFrame* keyspace, std::string* key,
-              std::string* value);
+              std::string* value, uint64_t* expiry_ms = nullptr);
   uint64_t offset() const { return offset_; }
 
  private:
@@ -74,6 +80,7 @@ class DumpReader {
   std::istream* in_;
   std::string name_;
   uint64_t offset_ = 0, keyspaces_ = 0, records_ = 0;
+  uint32_t version_ = 0;
   bool in_keyspace_ = false, ended_ = false;
 };
 

@@ -56,12 +56,15 @@ int Restore(const std::string& pool_path, const std::string& dir, bool force,
   // header page before the index): a snapshot re-links slots by position.
   Result<std::string> format = (*db)->Meta(sf::meta::kPoolFormatVersion);
   if (!format.ok()) return Fail(err, format.status());
-  if (*format != std::to_string(store::pool_format::kFormatVersion)) {
+  // Format 3 only added a record flag: a format 2 snapshot's layout is
+  // format 3's (the pool it is restored into is upgraded at open).
+  if (*format != std::to_string(store::pool_format::kFormatVersion) &&
+      *format != "2") {
     return Fail(err, Status::InvalidArgument(
                          "snapshot " + dir + " is of a format " + *format +
                          " pool; this kvadmin restores format " +
                          std::to_string(store::pool_format::kFormatVersion) +
-                         " snapshots only (nothing changed)"));
+                         " (and 2) snapshots only (nothing changed)"));
   }
   Result<std::vector<sf::CatalogValue>> catalog = (*db)->Catalog();
   if (!catalog.ok()) return Fail(err, catalog.status());

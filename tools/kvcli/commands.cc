@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -42,15 +44,108 @@ struct Command {
 constexpr size_t kAny = SIZE_MAX;
 constexpr size_t kDefaultScanLimit = 1000;
 
+bool IsWord(const Token& t, const char* word);
+
+// A time to live as the user typed it: `ex SECONDS` or `px MILLISECONDS`
+// (unit and number tokens). A number that is not an integer is a usage
+// error; one out of range goes on to the client, whose invalid_argument
+// names the limits (a value past int64 in milliseconds is made one).
+bool ParseTtl(const Token& unit, const Token& number,
+              std::chrono::milliseconds* ttl, Reply* error) {
+  const bool seconds = IsWord(unit, "ex");
+  if (!seconds && !IsWord(unit, "px")) {
+    *error = UsageError("expected ex SECONDS or px MILLISECONDS, not '" +
+                        unit.text + "'");
+    return false;
+  }
+  char* end = nullptr;
+  errno = 0;
+  const long long n = strtoll(number.text.c_str(), &end, 10);
+  if (number.text.empty() || *end != '\0' || errno != 0) {
+    *error =
+        UsageError(std::string(seconds ? "ex SECONDS" : "px MILLISECONDS") +
+                   " must be an integer, not '" + number.text + "'");
+    return false;
+  }
+  long long ms = n;
+  if (seconds && __builtin_mul_overflow(n, 1000LL, &ms)) {
+    ms = n > 0 ? INT64_MAX : INT64_MIN;
+  }
+  *ttl = std::chrono::milliseconds(ms);
+  return true;
+}
+
+// An integer as redis-cli shows one: "(integer) N" on a terminal.
+Reply IntegerReply(Context& c, int64_t n, const char* json_name) {
+  Reply r;
+  const std::string s = std::to_string(n);
+  r.text = c.out->options().stdout_tty ? "(integer) " + s : s;
+  r.json.Raw(json_name, s);
+  return r;
+}
+
+// put KEY VALUE [ex SECONDS | px MILLISECONDS]
 Reply Put(Context& c, const Args& a) {
   Reply r;
   std::string value;
   if (!ValueOf(a[1], &value, &r)) return r;
+  if (a.size() == 3) {
+    return UsageError("usage: put KEY VALUE [ex SECONDS | px MILLISECONDS]");
+  }
+  WriteOptions wo;
+  if (a.size() == 4) {
+    std::chrono::milliseconds ttl{0};
+    if (!ParseTtl(a[2], a[3], &ttl, &r)) return r;
+    wo.ttl = ttl;
+  }
   Client* client = c.session->Connected(&r);
   if (client == nullptr) return r;
   KeyVersion v;
-  Status st = client->Put(KeyOf(a[0]), value, {.version = &v});
+  wo.version = &v;
+  Status st = client->Put(KeyOf(a[0]), value, wo);
   return PutReply(c, st, v.sequence);
+}
+
+// expire KEY SECONDS, pexpire KEY MILLISECONDS: 1 when set, 0 when the
+// key does not exist (as Redis).
+Reply ExpireCommand(Context& c, const Args& a, const char* unit) {
+  Reply r;
+  std::chrono::milliseconds ttl{0};
+  Token unit_token;
+  unit_token.text = unit;
+  if (!ParseTtl(unit_token, a[1], &ttl, &r)) return r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  Result<bool> set = client->Expire(KeyOf(a[0]), ttl);
+  if (!set.ok()) return OperationError(c, set.status());
+  return IntegerReply(c, *set ? 1 : 0, "result");
+}
+Reply Expire(Context& c, const Args& a) { return ExpireCommand(c, a, "ex"); }
+Reply PExpire(Context& c, const Args& a) { return ExpireCommand(c, a, "px"); }
+
+// ttl KEY: seconds left, rounded as Redis rounds (-1 no expiry, -2 absent);
+// pttl KEY: milliseconds.
+Reply TtlCommand(Context& c, const Args& a, bool millis) {
+  Reply r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  Result<int64_t> ms = client->Ttl(KeyOf(a[0]));
+  if (!ms.ok()) return OperationError(c, ms.status());
+  int64_t n = *ms;
+  if (!millis && n > 0) n = (n + 500) / 1000;
+  return IntegerReply(c, n, millis ? "ttl_ms" : "ttl");
+}
+Reply Ttl(Context& c, const Args& a) { return TtlCommand(c, a, false); }
+Reply PTtl(Context& c, const Args& a) { return TtlCommand(c, a, true); }
+
+// persist KEY: 1 when an expiry was removed, 0 otherwise (as Redis).
+Reply Persist(Context& c, const Args& a) {
+  Reply r;
+  Client* client = c.session->Connected(&r);
+  if (client == nullptr) return r;
+  Result<bool> removed = client->Persist(KeyOf(a[0]));
+  if (!removed.ok()) return OperationError(c, removed.status());
+  return IntegerReply(c, *removed ? 1 : 0, "result");
 }
 
 Reply Get(Context& c, const Args& a) {
@@ -458,10 +553,12 @@ Reply Quit(Context& c, const Args&) {
 
 const std::vector<Command>& Table() {
   static const std::vector<Command> table = {
-      {{"put", "KEY VALUE",
-        "store VALUE (or @FILE's contents) under KEY, durably", "set"},
+      {{"put", "KEY VALUE [ex SECONDS | px MS]",
+        "store VALUE (or @FILE's contents) under KEY, durably; with ex/px "
+        "the key expires after that time",
+        "set"},
        2,
-       2,
+       4,
        Put},
       {{"get", "KEY", "print KEY's value (exit 1 when absent)"}, 1, 1, Get},
       {{"del", "KEY [KEY ...]",
@@ -490,6 +587,23 @@ const std::vector<Command>& Table() {
        2,
        2,
        Append},
+      {{"expire", "KEY SECONDS",
+        "set KEY's time to live; print 1, or 0 when KEY is absent"},
+       2,
+       2,
+       Expire},
+      {{"pexpire", "KEY MS", "expire, in milliseconds"}, 2, 2, PExpire},
+      {{"ttl", "KEY",
+        "seconds KEY has left (-1: no expiry, -2: absent or expired)"},
+       1,
+       1,
+       Ttl},
+      {{"pttl", "KEY", "ttl, in milliseconds"}, 1, 1, PTtl},
+      {{"persist", "KEY",
+        "remove KEY's expiry; print 1, or 0 when it had none or is absent"},
+       1,
+       1,
+       Persist},
       {{"mput", "KEY VALUE [KEY VALUE ...]", "many puts in flight together",
         "mset"},
        2,

@@ -451,6 +451,69 @@ TEST_F(KvcliTest, DbsizeAndInfoShowKeysAndCapacity) {
                          "\n");
 }
 
+// Expiring keys: put ... ex/px, expire, pexpire, ttl, pttl, persist, as
+// redis-cli users type them; bad times are refused and change nothing.
+TEST_F(KvcliTest, ExpiringKeysAsRedisCliUsersTypeThem) {
+  EXPECT_EQ(Cli({"ttl", "none"}).out, "-2\n");
+  ProcessResult r =
+      Cli({}, "put k v\nttl k\npersist k\nexpire none 60\nEXPIRE k 60\n");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "OK\n-1\n0\n0\n1\n");
+  if (kRealServer) {  // the fake keeps keys per process
+    r = Cli({"ttl", "k"});
+    EXPECT_TRUE(r.out == "60\n" || r.out == "59\n") << r.out;
+    EXPECT_EQ(Cli({"persist", "k"}).out, "1\n");
+    EXPECT_EQ(Cli({"ttl", "k"}).out, "-1\n");
+    EXPECT_EQ(Cli({"set", "s", "v", "EX", "100"}).code, 0);
+    r = Cli({"pttl", "s"});
+    const long ms = strtol(r.out.c_str(), nullptr, 10);
+    EXPECT_GT(ms, 95'000) << r.out;
+    EXPECT_LE(ms, 100'000);
+    EXPECT_EQ(Cli({"get", "k"}).out, "v\n");
+  }
+  // In one process (script mode): a key put with px 300 is gone 400 ms on.
+  r = Cli({}, "put p v px 300\nget p\npttl p\n");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, 5), "OK\nv\n") << r.out;
+  std::this_thread::sleep_for(400ms);
+  if (kRealServer) {
+    r = Cli({"get", "p"});
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_EQ(Cli({"ttl", "p"}).out, "-2\n");
+  }
+  r = Cli({"--format=json", "ttl", "k"});
+  EXPECT_NE(r.out.find(R"("ttl":)"), std::string::npos) << r.out;
+  // Bad input: a usage error (not an integer, a missing or unknown unit),
+  // or the library's invalid_argument with the limits (zero, negative,
+  // huge). Nothing is written.
+  struct Bad {
+    std::vector<std::string> args;
+    const char* err;
+  } bad[] = {
+      {{"put", "k", "x", "ex"},
+       "usage: put KEY VALUE [ex SECONDS | px MILLISECONDS]"},
+      {{"put", "k", "x", "ex", "soon"}, "ex SECONDS must be an integer"},
+      {{"put", "k", "x", "in", "5"}, "expected ex SECONDS or px MILLISECONDS"},
+      {{"put", "k", "x", "ex", "0"},
+       "invalid_argument: time to live must be 1 ms .. 100 years"},
+      {{"put", "k", "x", "px", "-5"}, "got -5 ms"},
+      {{"put", "k", "x", "ex", "99999999999999"}, "1 ms .. 100 years"},
+      {{"expire", "k", "0"}, "expire: time to live must be"},
+      {{"expire", "k", "-1"}, "got -1000 ms"},
+      {{"expire", "k", "x"}, "ex SECONDS must be an integer"},
+  };
+  for (const Bad& b : bad) {
+    r = Cli(b.args);
+    EXPECT_EQ(r.code, 2) << b.args[3 < b.args.size() ? 3 : 2] << ": " << r.err;
+    EXPECT_NE(r.err.find(b.err), std::string::npos)
+        << "want '" << b.err << "', got: " << r.err;
+  }
+  if (kRealServer) {
+    EXPECT_EQ(Cli({"get", "k"}).out, "v\n");
+    EXPECT_EQ(Cli({"ttl", "k"}).out, "-1\n");
+  }
+}
+
 // incr/incrby/append from 8 kvcli processes at once: the counter ends at
 // the exact sum, the appended value holds every suffix.
 TEST_F(KvcliTest, IncrFromEightProcessesEndsAtTheExactSum) {

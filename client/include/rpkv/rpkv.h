@@ -318,6 +318,49 @@ RPKV_API int rpkv_append(rpkv* db, const void* key, size_t key_len,
                          const void* suffix, size_t suffix_len,
                          size_t* new_len);
 /* ---------------------------------------------------------------------- */
+/* expiring keys                                                           */
+/* ---------------------------------------------------------------------- */
+/*
+ * A key may carry an expiry: an absolute time on the server's clock, which
+ * the server stamps at commit as its own now + the time to live the writer
+ * gave (the writer's clock plays no part). Once it has passed, every read
+ * (rpkv_get, rpkv_exists, rpkv_scan, rpkv_ttl) treats the key as absent,
+ * and the server's cleaner reclaims its space. Reads are one-sided: they
+ * judge the expiry by the connection's estimate of the server's clock,
+ * learnt by a small ping the first time a read meets an expiry and again
+ * every 10 s while it does; it never returns a value past its expiry and
+ * may report a key absent early by at most about one round trip
+ * (kv::Client::Ttl in kv/client/client.h gives the bound). A time to live
+ * is in milliseconds, 1 .. 100 years (3153600000000); anything else,
+ * zero and negative included, is RPKV_E_INVAL with the limits in the
+ * message.
+ */
+/* As rpkv_put, and the key expires ttl_ms milliseconds after the server
+ * commits it (Redis SET ... PX). rpkv_put (without a time to live)
+ * removes any expiry the key had. Errors as rpkv_put. */
+RPKV_API int rpkv_put_ex(rpkv* db, const void* key, size_t key_len,
+                         const void* value, size_t value_len, int64_t ttl_ms);
+/* Sets the key's time to live (Redis PEXPIRE): rewrites its value with
+ * the new expiry, conditional on the version read, retrying conflicts as
+ * rpkv_incrby does. Returns RPKV_OK, RPKV_NOT_FOUND (the key does not
+ * exist: nothing written), or an error as rpkv_put (RPKV_E_BUSY after
+ * max_conflicts conflicts in a row). */
+RPKV_API int rpkv_expire(rpkv* db, const void* key, size_t key_len,
+                         int64_t ttl_ms);
+/* Removes the key's expiry (Redis PERSIST) the same way. *removed (may be
+ * NULL) = 1 when an expiry was removed, 0 when the key had none (nothing
+ * written) or on any return other than RPKV_OK. Returns RPKV_OK,
+ * RPKV_NOT_FOUND (the key does not exist), or an error as rpkv_expire. */
+RPKV_API int rpkv_persist(rpkv* db, const void* key, size_t key_len,
+                          int* removed);
+/* The key's time to live (Redis PTTL): *ttl_ms (non-NULL) = the
+ * milliseconds left (>= 1), or -1 when the key exists without an expiry.
+ * Returns RPKV_OK, RPKV_NOT_FOUND (*ttl_ms = -2: the key does not exist,
+ * or has expired), or an error as rpkv_get (*ttl_ms = -2). */
+RPKV_API int rpkv_ttl(rpkv* db, const void* key, size_t key_len,
+                      int64_t* ttl_ms);
+
+/* ---------------------------------------------------------------------- */
 /* scans                                                                   */
 /* ---------------------------------------------------------------------- */
 /*

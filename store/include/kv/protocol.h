@@ -28,7 +28,10 @@ inline constexpr uint32_t kMagic = 0x564b5052;  // "RPKV" little-endian
 // read-region offset 0 (kv/index_format.h). A version-2 client would take
 // a key whose home moved for absent, so it is refused (docs/protocol.md,
 // "Versions").
-inline constexpr uint8_t kVersion = 3;
+// 4: records may carry an expiry (record_format.h kFlagExpires) and the
+// INFO ping reply carries the server's clock (PingText). A version-3
+// client would fail such a record as corrupt, so it is refused.
+inline constexpr uint8_t kVersion = 4;
 // Limits of rdma_cm over InfiniBand/RoCE; the tcp provider enforces them.
 inline constexpr size_t kMaxConnectPdata = 56;
 inline constexpr size_t kMaxAcceptPdata = 196;
@@ -653,6 +656,37 @@ inline Status DecodeInfo(const uint8_t* payload, size_t len, InfoTopic* out) {
                                    std::to_string(payload[0]));
   }
   *out = static_cast<InfoTopic>(payload[0]);
+  return Status::Ok();
+}
+
+// The text of the INFO_ACK to a kPing: "server_time_ms N\n", N the
+// server's clock (Unix ms, kv/server_clock.h) when it built the reply.
+// Clients estimate the server's clock from it (docs/protocol.md, "Server
+// clock").
+inline std::string PingText(uint64_t now_ms) {
+  return "server_time_ms " + std::to_string(now_ms) + "\n";
+}
+// Reads the server's clock out of a ping reply's text. corruption when it
+// is not PingText's form (1..20 digits, non-zero).
+inline Status ParsePingText(std::string_view text, uint64_t* now_ms) {
+  constexpr std::string_view kName = "server_time_ms ";
+  if (text.substr(0, kName.size()) != kName) {
+    return Status::Corruption("ping reply carries no server_time_ms");
+  }
+  text.remove_prefix(kName.size());
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  if (text.empty() || text.size() > 19) {
+    return Status::Corruption("ping reply: bad server_time_ms");
+  }
+  uint64_t v = 0;
+  for (char ch : text) {
+    if (ch < '0' || ch > '9') {
+      return Status::Corruption("ping reply: bad server_time_ms");
+    }
+    v = v * 10 + static_cast<uint64_t>(ch - '0');
+  }
+  if (v == 0) return Status::Corruption("ping reply: server_time_ms 0");
+  *now_ms = v;
   return Status::Ok();
 }
 

@@ -7,11 +7,14 @@
 // address with port 1 refuses ("connection refused — is kvserver
 // running?"), keyspace "missing" does not exist unless create_if_missing,
 // keyspace "secret" wants access key "k", values over 1 KiB are too large.
+// Expiries run on this process's steady clock (a fake has no server).
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <mutex>
 
 #include "kv/client/client.h"
+#include "kv/record_format.h"
 
 namespace kv {
 
@@ -27,6 +30,26 @@ uint64_t g_sequence = 0;
 std::map<std::string, std::string>& Keys(const ClientOptions& o) {
   static std::map<std::string, std::map<std::string, std::string>> all;
   return all[o.keyspace];
+}
+
+// Expiry per key (steady-clock ms); no entry: none.
+std::map<std::string, int64_t>& Expiries(const ClientOptions& o) {
+  static std::map<std::string, std::map<std::string, int64_t>> all;
+  return all[o.keyspace];
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Drops the key when it has expired.
+void DropIfExpired(const ClientOptions& o, const std::string& key) {
+  auto it = Expiries(o).find(key);
+  if (it == Expiries(o).end() || it->second > NowMs()) return;
+  Expiries(o).erase(it);
+  Keys(o).erase(key);
 }
 
 // INFO's index_load: used / slots with three digits, as kvserver prints it.
@@ -45,14 +68,20 @@ void Batch::Put(std::string_view key, std::string_view value,
                   std::string(value),
                   o.if_absent,
                   o.if_version,
-                  {}});
+                  {},
+                  o.ttl});
 }
 void Batch::Get(std::string_view key) {
-  ops_.push_back({Op::kGet, std::string(key), "", false, 0, {}});
+  ops_.push_back({Op::kGet, std::string(key), "", false, 0, {}, {}});
 }
 void Batch::Delete(std::string_view key, const WriteOptions& o) {
-  ops_.push_back(
-      {Op::kDelete, std::string(key), "", o.if_absent, o.if_version, {}});
+  ops_.push_back({Op::kDelete,
+                  std::string(key),
+                  "",
+                  o.if_absent,
+                  o.if_version,
+                  {},
+                  o.ttl});
 }
 void Batch::Clear() { ops_.clear(); }
 
@@ -94,21 +123,53 @@ Status Client::Put(std::string_view key, std::string_view value,
                                    " bytes is over the keyspace's limit of " +
                                    std::to_string(kMaxValue));
   }
+  if (o.ttl) KV_RETURN_IF_ERROR(record_format::CheckTtl(o.ttl->count()));
+  DropIfExpired(options_, std::string(key));
+  if (o.if_version != 0 && Keys(options_).count(std::string(key)) == 0) {
+    return Status::ConditionFailed("the key does not exist");
+  }
   Keys(options_)[std::string(key)] = std::string(value);
+  if (o.ttl) {
+    Expiries(options_)[std::string(key)] = NowMs() + o.ttl->count();
+  } else {
+    Expiries(options_).erase(std::string(key));
+  }
   if (o.version) o.version->sequence = ++g_sequence;
   return Status::Ok();
 }
 
-Status Client::Get(std::string_view key, std::string* value, KeyVersion*) {
+Status Client::Get(std::string_view key, std::string* value,
+                   KeyVersion* version) {
+  DropIfExpired(options_, std::string(key));
   auto& m = Keys(options_);
   auto it = m.find(std::string(key));
   if (it == m.end()) return Status::NotFound("key not found");
   *value = it->second;
+  if (version != nullptr) {
+    *version = KeyVersion{};
+    version->sequence = g_sequence;
+    auto e = Expiries(options_).find(std::string(key));
+    if (e != Expiries(options_).end()) {
+      version->expires_at_ms = static_cast<uint64_t>(e->second);
+      version->ttl_ms = e->second - NowMs();
+    }
+  }
   return Status::Ok();
+}
+
+Result<int64_t> Client::Ttl(std::string_view key) {
+  std::string value;
+  KeyVersion v;
+  Status st = Get(key, &value, &v);
+  if (st.IsNotFound()) return kTtlAbsent;
+  if (!st.ok()) return st;
+  return v.ttl_ms;
 }
 
 Status Client::Delete(std::string_view key, const WriteOptions&,
                       bool* had_previous) {
+  DropIfExpired(options_, std::string(key));
+  Expiries(options_).erase(std::string(key));
   const bool had = Keys(options_).erase(std::string(key)) > 0;
   if (had_previous) *had_previous = had;
   return Status::Ok();

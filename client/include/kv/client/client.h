@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,12 @@ struct ClientOptions {
 // sequence the server assigned at commit. Versions of a key increase.
 struct KeyVersion {
   uint64_t sequence = 0;
+  // Filled by reads (Get, Batch gets). expires_at_ms: the version's
+  // absolute expiry on the server's clock (Unix ms), 0 when it has none.
+  // ttl_ms: the time left by this client's estimate of the server's clock
+  // (at least 1), -1 when it has none. See Ttl() for the clock bound.
+  uint64_t expires_at_ms = 0;
+  int64_t ttl_ms = -1;
 };
 
 // A conditional write (checked by the server at commit, under the key's
@@ -74,6 +81,13 @@ struct WriteOptions {
   bool if_absent = false;   // put only if the key does not exist
   uint64_t if_version = 0;  // non-zero: only if the key is at this version
   KeyVersion* version = nullptr;  // out: the version written (optional)
+  // Put only: the key expires this long after the server commits the put
+  // (Redis SET ... PX). The record carries the duration; the server stamps
+  // the absolute expiry with its own clock at commit, so this client's
+  // clock plays no part. Unset: no expiry (a put replaces any expiry the
+  // key had, as SET does). Must be 1 ms .. 100 years: invalid_argument
+  // otherwise (also zero or negative), and for a delete.
+  std::optional<std::chrono::milliseconds> ttl;
 };
 
 // Many operations on one connection, in flight together (up to
@@ -108,6 +122,7 @@ class Batch {
     bool if_absent = false;
     uint64_t if_version = 0;
     Result result;
+    std::optional<std::chrono::milliseconds> ttl;
   };
   std::vector<Entry> ops_;
 };
@@ -151,8 +166,10 @@ class Client {
   // put may or may not have been applied), timed_out, corruption.
   Status Put(std::string_view key, std::string_view value,
              const WriteOptions& options = {});
-  // Copies the value into *value. not_found when absent; corruption when
-  // the record fails verification after bounded retries; unavailable.
+  // Copies the value into *value. not_found when absent — also when the
+  // key's version has expired (by this client's estimate of the server's
+  // clock: see Ttl()); corruption when the record fails verification
+  // after bounded retries; unavailable.
   Status Get(std::string_view key, std::string* value,
              KeyVersion* version = nullptr);
   // Durable delete. ok also when the key did not exist (had_previous, if
@@ -171,6 +188,10 @@ class Client {
   // ("… conflicting writes in a row …"), nothing changed by it. Durable on
   // ok, like Put.
   //
+  // Both keep the key's expiry, rewritten as the time left by this
+  // client's estimate of the server's clock (so it may move earlier by up
+  // to twice that estimate's error; see Ttl()).
+  //
   // IncrBy: the value is a signed 64-bit decimal integer ("-12"; an
   // absent key counts as 0); returns the new value. invalid_argument when
   // the value is not such an integer or the sum overflows (nothing is
@@ -182,11 +203,40 @@ class Client {
   // keyspace's max_value_size.
   Result<uint64_t> Append(std::string_view key, std::string_view suffix);
 
+  // Expiring keys (docs/protocol.md, "Server clock"). Expiries are
+  // absolute times on the server's clock. One-sided reads (Get, Exists,
+  // Scan, Ttl) judge them by this client's estimate of that clock, learnt
+  // from an INFO ping the first time a read meets an expiry and again
+  // when the estimate is 10 s old; its error is half the ping's round
+  // trip + 1 ms + 500 ppm of its age. The estimate runs on a monotonic
+  // clock: changing this host's wall clock changes nothing. A read treats
+  // a key as expired once the server's clock may have reached its expiry
+  // (estimate + error): it never returns a value past its expiry, and may
+  // report a key absent up to twice the error early.
+  //
+  // Ttl: the milliseconds left before the key expires (>= 1), or
+  // kTtlNoExpiry (-1: the key exists without one), or kTtlAbsent (-2).
+  // Errors as Get.
+  static constexpr int64_t kTtlNoExpiry = -1;
+  static constexpr int64_t kTtlAbsent = -2;
+  Result<int64_t> Ttl(std::string_view key);
+  // Expire: sets the key's time to live (1 ms .. 100 years, else
+  // invalid_argument) by rewriting its value with it, conditional on the
+  // version read (a read-modify-write as IncrBy: conflicts retried, busy
+  // after max_conflicts). Returns true, or false when the key is absent
+  // (nothing written). Persist: removes the key's expiry the same way;
+  // returns true, or false when the key is absent or has no expiry
+  // (nothing written). Durable on ok. Errors as Put.
+  Result<bool> Expire(std::string_view key, std::chrono::milliseconds ttl);
+  Result<bool> Persist(std::string_view key);
+
   // Runs every operation of the batch, many in flight; returns ok when the
   // batch ran (each operation's own status is in batch->result(i)), or the
   // connection error that stopped it (operations not run say so).
   Status Execute(Batch* batch);
 
+  // Expired keys are skipped by Scan and ScanPage (judged as Get does).
+  //
   // Calls fn for every live key with a prefix, up to `limit` keys (0: no
   // limit; fn returning false stops too), by one-sided reads of the whole
   // index and the records it names. Order: the index's (hash order, not

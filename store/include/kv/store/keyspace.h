@@ -205,23 +205,49 @@ class Keyspace {
 
   // Copies the value of `key` into *value: the valid version with the
   // highest sequence among the slots holding the key (more than one only
-  // while an update is in flight, or read-only after a crash). not_found,
-  // or corruption when the record a slot points to fails verification.
+  // while an update is in flight, or read-only after a crash). not_found
+  // also when that version has expired by NowMs() (an older version is
+  // never taken instead), or corruption when the record a slot points to
+  // fails verification. version->expiry_ms: the absolute expiry, 0 none.
   Status Get(std::string_view key, std::string* value,
              Version* version = nullptr) const;
 
-  // Calls fn for every live key (unordered) until it returns false.
-  // Concurrent commits may or may not be seen (a key updated meanwhile may
-  // be seen twice, old and new). corruption if a record fails
-  // verification.
+  // The keyspace's clock (kv/server_clock.h: Unix ms), which stamps
+  // expiries at commit and judges them. Tests may replace it; set it
+  // before concurrent use.
+  uint64_t NowMs() const;
+  void SetClockForTesting(std::function<uint64_t()> now_ms) {
+    clock_ = std::move(now_ms);
+  }
+
+  // The expiry sweep: clears the slot of every key whose version has
+  // expired by NowMs(), making expired records dead space that Clean()
+  // then reclaims. Cheap when nothing can have expired since the last
+  // sweep (it remembers the earliest expiry it left, and commits lower
+  // it); otherwise one walk over the index and the headers of the records
+  // with an expiry. Crash consistency (docs/format.md, "Expiring keys"):
+  // the clears an update deferred are made durable first, so a cleared
+  // expired slot can never uncover an older version of its key after a
+  // crash; the sweep's own clears are deferred the same way (durable
+  // before any segment is reused, and at the end of the sweep). A slot a
+  // crash leaves uncleared is still expired. Returns the keys reclaimed.
+  // Errors: permission_denied (read-only).
+  Result<uint64_t> ReclaimExpired();
+
+  // Calls fn for every live, unexpired key (unordered) until it returns
+  // false. Concurrent commits may or may not be seen (a key updated
+  // meanwhile may be seen twice, old and new). corruption if a record
+  // fails verification.
   Status ForEach(
       const std::function<bool(const record_format::RecordView&)>& fn) const;
 
   KeyspaceStats Stats() const;
 
-  // Compacts: copies the live records of sealed segments whose live ratio
-  // is at most max_live_ratio into a fresh segment, switching each slot
-  // atomically (persisted), then frees the victims after the grace period.
+  // Compacts: first runs the expiry sweep (ReclaimExpired: records
+  // expired by then are not copied, their slots are cleared), then copies
+  // the live records of sealed segments whose live ratio is at most
+  // max_live_ratio into a fresh segment, switching each slot atomically
+  // (persisted), then frees the victims after the grace period.
   // Returns the number of segments cleaned. no_space if no segment is free
   // to copy into.
   Result<uint32_t> Clean(double max_live_ratio = 0.5, size_t max_segments = 8);
@@ -347,6 +373,14 @@ class Keyspace {
                                                  uint64_t older)>& fn) const;
   Status MoveRecord(uint64_t* slot, uint64_t old_value, SegmentGrant* grant,
                     bool* have_grant);
+  // Folds a committed record's expiry (0: none) into next_expiry_.
+  void NoteExpiry(uint64_t expiry_ms);
+  // Clears the slot of an expired version (the caller holds its key's
+  // stripe and checked that the slot still holds `value`, and the clears
+  // deferred before were made durable); accounting follows.
+  void ClearExpired(uint64_t* slot, uint64_t value);
+  // ReclaimExpired's body; the caller holds clean_mu_.
+  uint64_t SweepExpired();
   // Moves the live records out of `victims` (marked kCleaning); caller
   // holds clean_mu_. Returns how many were cleaned.
   Result<uint32_t> CleanVictims(const std::vector<uint32_t>& victims);
@@ -380,6 +414,12 @@ class Keyspace {
   std::mutex epoch_mu_;
   std::function<Status(uint64_t)> epoch_sink_;
   std::atomic<int64_t> keys_{0};
+  std::function<uint64_t()> clock_;  // tests; UnixMillisNow otherwise
+  // The earliest expiry among the committed versions the last sweep left
+  // and those committed since: no key can have expired before it, so a
+  // sweep before it is skipped. 0 (at open): unknown, sweep.
+  std::atomic<uint64_t> next_expiry_{0};
+  std::mutex sweep_mu_;  // one sweep at a time
 };
 
 }  // namespace kv::store

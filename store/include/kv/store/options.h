@@ -59,6 +59,9 @@ struct KeyspaceInfo {
 };
 
 struct KeyspaceStats {
+  // Keys holding an index slot. An expired key counts until the cleaner's
+  // expiry sweep (Keyspace::ReclaimExpired) clears its slot, as Redis's
+  // DBSIZE counts expired keys not yet evicted.
   uint64_t keys = 0;
   uint64_t live_bytes = 0;  // bytes of records that slots point to
   // Bytes the cleaner can win back: records no longer live, and the

@@ -20,7 +20,13 @@ namespace kv::store::pool_format {
 
 inline constexpr char kMagic[8] = {'R', 'P', 'K', 'V', 'P', 'O', 'O', 'L'};
 // 2: the index grows online (index header page, index_generation).
-inline constexpr uint32_t kFormatVersion = 2;
+// 3: records may carry an expiry (record_format.h kFlagExpires). A format
+//    2 pool is upgraded in place at its first writable open (its records
+//    never carry the flag; only the version word changes), so that a
+//    release that knows no expiry refuses it rather than a record.
+inline constexpr uint32_t kFormatVersion = 3;
+// The oldest format this build opens (1 has no index header page).
+inline constexpr uint32_t kMinFormatVersion = 2;
 inline constexpr uint64_t kSuperblockOffset[2] = {0, 4096};
 inline constexpr uint64_t kCatalogOffset = 8192;
 inline constexpr uint32_t kCatalogSlots = 64;

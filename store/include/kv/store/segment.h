@@ -69,13 +69,18 @@ struct Version {
   uint64_t sequence = 0;
   uint64_t log_offset = 0;  // relative to the log start
   uint32_t length = 0;
+  uint64_t expiry_ms = 0;  // absolute (Unix ms, server clock); 0: none
 };
 
 struct CommitResult {
-  bool had_previous = false;  // the key existed before this commit
-  Version previous;           // valid when had_previous
-  bool tombstone = false;     // this commit was a delete
-  Version committed;          // the new version (a delete: the tombstone)
+  // The key existed (and had not expired) before this commit.
+  bool had_previous = false;
+  // The version this commit replaced or deleted: valid when had_previous,
+  // and also when the key's slot held an expired version (had_previous
+  // false: an expired key is absent, but its slot is reused or cleared).
+  Version previous;
+  bool tombstone = false;  // this commit was a delete
+  Version committed;       // the new version (a delete: the tombstone)
 };
 
 }  // namespace kv::store

@@ -42,6 +42,13 @@ class Writer {
   Result<CommitResult> Put(std::string_view key, std::string_view value,
                            Condition condition = Condition::kNone,
                            uint64_t expected_sequence = 0);
+  // As Put, and the key expires ttl_ms after the commit (the keyspace's
+  // clock stamps the absolute expiry). invalid_argument also when ttl_ms
+  // is not 1 ms .. 100 years (record_format::CheckTtl).
+  Result<CommitResult> PutExpiring(std::string_view key, std::string_view value,
+                                   int64_t ttl_ms,
+                                   Condition condition = Condition::kNone,
+                                   uint64_t expected_sequence = 0);
   // Durable delete (a tombstone record, then the slot is cleared).
   // result.had_previous tells whether the key existed.
   Result<CommitResult> Delete(std::string_view key,
@@ -66,8 +73,9 @@ class Writer {
   Status Close();
 
  private:
+  // ttl_ms 0: no expiry.
   Status Stage(std::string_view key, std::string_view value, bool tombstone,
-               Condition condition, uint64_t expected);
+               Condition condition, uint64_t expected, int64_t ttl_ms = 0);
   void CommitStagedInto(std::vector<Result<CommitResult>>* results);
   Status EnsureRoom(uint64_t bytes, bool tombstone);
 
