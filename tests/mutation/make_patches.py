@@ -1008,6 +1008,34 @@ m('worker-spin-ignores-wakeup', 'server/src/worker.cc',
   '''      if (events[i].data.u64 == kWakeFd) continue;''',
   "worker: a spin (--spin_us) that reads keep going ignores the worker's wake-up (a stop waits for the reads to end)")
 
+# Expiring keys (issue 22), numbered last.
+m('get-ignores-expiry', 'store/src/keyspace.cc',
+  '''      const bool expired = rf::Expired(c.view, NowMs());''',
+  '''      const bool expired = false;''',
+  "store Get: an expired newest version is returned as live")
+m('condition-ignores-expiry', 'store/src/keyspace_commit.cc',
+  '''  const bool exists = found && !rf::Expired(old.view, now);''',
+  '''  const bool exists = found;''',
+  "commit: conditions see an expired key as present (put-if-absent refused)")
+m('seal-stamps-duration', 'store/src/keyspace_commit.cc',
+  '''  const uint64_t expiry = view.expires() ? now + view.expiry : 0;''',
+  '''  const uint64_t expiry = view.expires() ? view.expiry : 0;''',
+  "commit: the expiry stored is the client's duration, not the server's now + duration")
+m('sweep-skips-pending-clears', 'store/src/keyspace_clean.cc',
+  '''  // (1) above: before any expired slot is cleared.
+  index_->PersistClears();''',
+  '''  // (1) above: before any expired slot is cleared.''',
+  "sweep: expired slots cleared before older versions' pending clears are durable (a crash may uncover an older version)")
+m('sweep-never-notes-expiry', 'store/src/keyspace_clean.cc',
+  '''        NoteExpiry(view.expiry);
+        return true;''',
+  '''        return true;''',
+  "sweep: an expiry not yet due is forgotten (that key is never swept: its bytes never come back)")
+m('client-judges-nothing', 'client/src/client.cc',
+  '''  *visible = left > 0;''',
+  '''  *visible = true;''',
+  "client: an expired record read one-sided is returned as live")
+
 for i,(name,path,old,new,what) in enumerate(M):
     if name in ('commit-no-crc-check', 'get-no-crc-check'):
         mm = re.search(r'\n(\s*)if \(([^\n]*[Cc]rc[^\n]*!=[^\n]*)\) \{', src)
