@@ -223,14 +223,24 @@ class FakeCmId : public CmId {
     inner_.reset();  // the QP, then the id
     dev_->Record("~CmId");
   }
+  // init with the fake CQs replaced by the tcp ones they wrap; false when
+  // a CQ is missing or not a fake one.
+  static bool Unwrap(const QpInit& init, QpInit* in, FakeCq** scq,
+                     FakeCq** rcq) {
+    *scq = dynamic_cast<FakeCq*>(init.send_cq);
+    *rcq = dynamic_cast<FakeCq*>(init.recv_cq);
+    if (*scq == nullptr || *rcq == nullptr) return false;
+    *in = init;
+    in->send_cq = (*scq)->inner();
+    in->recv_cq = (*rcq)->inner();
+    return true;
+  }
   int CreateQp(const QpInit& init) override {
     if (int e = dev_->Inject("CreateQp")) return e;
-    auto* scq = dynamic_cast<FakeCq*>(init.send_cq);
-    auto* rcq = dynamic_cast<FakeCq*>(init.recv_cq);
-    if (scq == nullptr || rcq == nullptr) return -EINVAL;
-    QpInit in = init;
-    in.send_cq = scq->inner();
-    in.recv_cq = rcq->inner();
+    FakeCq* scq = nullptr;
+    FakeCq* rcq = nullptr;
+    QpInit in;
+    if (!Unwrap(init, &in, &scq, &rcq)) return -EINVAL;
     if (init.srq != nullptr) {
       auto* srq = dynamic_cast<FakeSrq*>(init.srq);
       if (srq == nullptr) return -EINVAL;
@@ -256,12 +266,10 @@ class FakeCmId : public CmId {
   int ReplaceQp(const QpInit& init) override {
     dev_->Record("ReplaceQp");
     if (int e = dev_->Inject("ReplaceQp")) return e;
-    auto* scq = dynamic_cast<FakeCq*>(init.send_cq);
-    auto* rcq = dynamic_cast<FakeCq*>(init.recv_cq);
-    if (scq == nullptr || rcq == nullptr) return -EINVAL;
-    QpInit in = init;
-    in.send_cq = scq->inner();
-    in.recv_cq = rcq->inner();
+    FakeCq* scq = nullptr;
+    FakeCq* rcq = nullptr;
+    QpInit in;
+    if (!Unwrap(init, &in, &scq, &rcq)) return -EINVAL;
     int rc = inner_->ReplaceQp(in);
     if (rc != 0) return rc;
     qp_ = std::make_unique<FakeQp>(dev_, inner_->qp());
