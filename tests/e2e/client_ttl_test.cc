@@ -41,6 +41,32 @@ bool WaitAbsent(Client* c, const std::string& key, milliseconds limit) {
 
 class ClientTtlTest : public ClientTest {};
 
+// The server never sweeps (KVSERVER_FAILPOINT=no_expiry_sweep): an expired
+// record stays in the index, and only the client's judgement, with its
+// estimate of the server's clock, makes it read absent.
+class ClientTtlNoSweepTest : public ClientTest {
+ protected:
+  void SetUp() override {
+    setenv("KVSERVER_FAILPOINT", "no_expiry_sweep", 1);
+    ClientTest::SetUp();
+    unsetenv("KVSERVER_FAILPOINT");
+  }
+};
+
+TEST_F(ClientTtlNoSweepTest, TheClientHidesAnExpiredRecordTheIndexStillHolds) {
+  auto c = Open();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Put("brief", "v", Ttl(300)).ok());
+  std::string got;
+  ASSERT_TRUE(c->Get("brief", &got).ok());
+  std::this_thread::sleep_for(milliseconds(700));
+  EXPECT_TRUE(c->Get("brief", &got).IsNotFound()) << got;
+  EXPECT_EQ(c->Ttl("brief").value(), Client::kTtlAbsent);
+  auto fresh = Open();
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_TRUE(fresh->Get("brief", &got).IsNotFound()) << got;
+}
+
 TEST_F(ClientTtlTest, AKeyReadsBackOneSidedThenReadsAbsentAfterItsTtl) {
   auto c = Open();
   ASSERT_NE(c, nullptr);
