@@ -190,7 +190,7 @@ void Worker::Spin() {
   const auto spin = std::chrono::microseconds(options_.spin_us);
   auto until = Clock::now() + spin;
   epoll_event events[kMaxEvents];
-  while (!busy_.empty() && Clock::now() < until) {
+  while (Clock::now() < until) {
     bool any = false;
     for (Session* s : busy_) {
       size_t handled = 0;
@@ -273,12 +273,16 @@ void Worker::Loop() {
     }
     const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
     if (n > 0 && SlowPassFailpoint()) usleep(5000);
+    // A readable group fd is work even when it reports nothing: the
+    // group served a peer's one-sided READ on this thread (tcp).
+    bool served = false;
     for (int i = 0; i < n; i++) {
       if (events[i].data.u64 == kWakeFd) {
         uint64_t v;
         (void)!read(wake_fd_, &v, sizeof(v));
       } else {
         TakeGroupReports();
+        served = true;
       }
     }
     // Left-over work of the last pass goes after this pass's new work.
@@ -296,7 +300,9 @@ void Worker::Loop() {
     }
     ready_.clear();
     pass_++;
-    if (options_.spin_us > 0 && !busy_.empty()) Spin();
+    // Spin after a pass that did work: messages handled, or one-sided
+    // reads served (a client that only gets never makes a session busy).
+    if (options_.spin_us > 0 && (served || !busy_.empty())) Spin();
     RunTimers(Clock::now());
   }
 }

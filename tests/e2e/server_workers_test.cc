@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -24,6 +25,26 @@ long ServerThreads(pid_t pid) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("Threads:", 0) == 0) return std::stol(line.substr(8));
+  }
+  return -1;
+}
+
+// How often the thread named `name` of `pid` went to sleep (blocked) so
+// far: its voluntary context switches. -1 when there is no such thread.
+long VoluntarySwitches(pid_t pid, const std::string& name) {
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& dir : std::filesystem::directory_iterator(task, ec)) {
+    std::ifstream comm(dir.path() / "comm");
+    std::string got;
+    if (!std::getline(comm, got) || got != name) continue;
+    std::ifstream status(dir.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
+        return std::stol(line.substr(24));
+      }
+    }
   }
   return -1;
 }
@@ -74,9 +95,20 @@ TEST_F(ServerWorkersTest, ASpinningWorkerServesReadsAndStillStopsAtOnce) {
     while (!done.load() && c.Read(a.read_desc, 0, 64, &out).ok()) reads++;
   });
   // Reads only, for a while: the spin is kept going by the READs the
-  // worker serves, which yield no completion on the server.
+  // worker serves, which yield no completion on the server — so the
+  // worker does not sleep between them (it would once per READ if only
+  // completions started a spin).
+  std::this_thread::sleep_for(milliseconds(100));
+  const long slept0 = VoluntarySwitches(server_.pid(), "kvworker-0");
+  const int reads0 = reads.load();
   std::this_thread::sleep_for(milliseconds(700));
-  EXPECT_GE(reads.load(), 100);
+  const long slept = VoluntarySwitches(server_.pid(), "kvworker-0") - slept0;
+  const int served = reads.load() - reads0;
+  ASSERT_GE(slept0, 0) << "no thread kvworker-0 in the server";
+  EXPECT_GE(served, 100);
+  EXPECT_LT(slept * 10, served)
+      << "the worker slept " << slept << " times for " << served
+      << " READs: the spin did not count them";
   const auto t0 = std::chrono::steady_clock::now();
   const int rc = server_.Stop(std::chrono::seconds(8));
   const auto took = std::chrono::steady_clock::now() - t0;

@@ -1046,6 +1046,10 @@ for i,(name,path,old,new,what) in enumerate(M):
         old = 'if (rule == SequenceRule::kUnsealed && h.sequence != 0) {'
         assert old in src
         M[i] = (name,path,old,'if (false && rule == SequenceRule::kUnsealed && h.sequence != 0) {',what)
+m('worker-spin-needs-completions', 'server/src/worker.cc',
+  '''    if (options_.spin_us > 0 && (served || !busy_.empty())) Spin();''',
+  '''    if (options_.spin_us > 0 && !busy_.empty() && served) Spin();''',
+  "worker: only a pass that handled messages starts a spin (a get-only client's READs, served with no completion, pay the worker's wake-up each)")
 
 # Every replacement is checked before the old patches are removed: a
 # mutant that no longer matches its source leaves the folder as it was.

@@ -32,12 +32,12 @@ KVSERVER=$BUILD/bin/kvserver
 
 die() { echo "compare_redis: $*" >&2; exit 1; }
 if [ ! -x "$KVBENCH" ] || [ ! -x "$KVSERVER" ] ||
-   [ ! -x "$BUILD/bin/kvbench_flush_floor" ]; then
-  echo "compare_redis: building kvbench, kvserver, kvbench_flush_floor in $BUILD (Release)" >&2
+   [ ! -x "$BUILD/bin/kvbench_flush_floor" ] || [ ! -x "$BUILD/bin/kvbench_rtt_floor" ]; then
+  echo "compare_redis: building kvbench, kvserver, kvbench_flush_floor, kvbench_rtt_floor in $BUILD (Release)" >&2
   bash "$ROOT/tools/setup.sh"
   [ -f "$BUILD/CMakeCache.txt" ] ||
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$BUILD" --target kvbench kvserver kvbench_flush_floor >&2
+  cmake --build "$BUILD" --target kvbench kvserver kvbench_flush_floor kvbench_rtt_floor >&2
 fi
 [ -x "$KVBENCH" ] || die "no $KVBENCH after the build"
 REDIS=$(command -v redis-server || true)
@@ -116,7 +116,7 @@ jget() {
     head -1 | cut -d: -f2
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "?" || b == "?" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 met() {  # met RATIO le|ge FACTOR
   awk -v r="$1" -v d="$2" -v f="$3" 'BEGIN { if (r == "n/a") print "?"; else if ((d == "le" && r <= f) || (d == "ge" && r >= f)) print "yes"; else print "no" }'
 }
@@ -260,12 +260,28 @@ IDLE_PMEM=$(idle_cpu "$KV_PMEM_PID")
 # The flush under durable puts (kvbench_flush_floor, tools/kvbench):
 # an msync after stores through a mapping (what the file pool pays) and
 # Redis's append + fdatasync, on the pools' file system.
-MSYNC_US="?"; APPEND_US="?"
+# Also a group commit of 16 puts both ways: one msync of 16 random index
+# pages + their log page against Redis's 16 appends + one fdatasync — the
+# bound of the 16-in-flight durable rows.
+MSYNC_US="?"; APPEND_US="?"; BATCH_POOL_US="?"; BATCH_REDIS_US="?"
+p50_of() {  # p50_of PREFIX FILE: the "p50 N us" figure of the line starting PREFIX
+  awk -v p="$1" 'index($0, p) == 1 { for (i = 1; i <= NF; i++) if ($i == "p50") print $(i + 1) }' "$2" | tr -d ,
+}
 if [ -x "$BUILD/bin/kvbench_flush_floor" ]; then
   "$BUILD/bin/kvbench_flush_floor" --dir="$TMP" --threads=1 --pages=2 \
-    --count=200 >"$TMP/flush_floor.txt" 2>/dev/null || true
+    --count=200 --batch=16 >"$TMP/flush_floor.txt" 2>/dev/null || true
   MSYNC_US=$(awk '$1 == 1 && $2 == 2 { print $3 }' "$TMP/flush_floor.txt")
-  APPEND_US=$(awk '/^append/ { for (i = 1; i <= NF; i++) if ($i == "p50") print $(i + 1) }' "$TMP/flush_floor.txt" | tr -d ,)
+  APPEND_US=$(p50_of append "$TMP/flush_floor.txt")
+  BATCH_POOL_US=$(p50_of "batch pool" "$TMP/flush_floor.txt")
+  BATCH_REDIS_US=$(p50_of "batch redis" "$TMP/flush_floor.txt")
+fi
+# One loopback TCP round trip, blocking and with both sides busy-polling
+# (kvbench_rtt_floor): no get, rpkv's or Redis's, is faster than one.
+RTT_BLOCK_US="?"; RTT_BUSY_US="?"
+if [ -x "$BUILD/bin/kvbench_rtt_floor" ]; then
+  "$BUILD/bin/kvbench_rtt_floor" --count=20000 >"$TMP/rtt_floor.txt" 2>/dev/null || true
+  RTT_BLOCK_US=$(p50_of block "$TMP/rtt_floor.txt")
+  RTT_BUSY_US=$(p50_of busy-poll "$TMP/rtt_floor.txt")
 fi
 
 # --- the table (120 columns; bench.json has every figure) ----------------
@@ -299,6 +315,11 @@ done
   echo "best/r = the best rpkv mode / Redis; met = poll/block/adapt."
   echo "Limits: round trip p50 (ping): ${LIMITS%, }"
   echo "        msync of 2 mapped pages ${MSYNC_US:-?} us p50; append+fdatasync (Redis always) ${APPEND_US:-?} us p50; 4 KiB O_DSYNC ${FLUSH_US:-?} us"
+  echo "        group commit of 16 puts: pool msync (16 random index pages + log) ${BATCH_POOL_US:-?} us p50, Redis 16 appends + fdatasync ${BATCH_REDIS_US:-?} us p50"
+  echo "          -> 16-in-flight durable rows bounded near Redis x $(ratio "${BATCH_REDIS_US}" "${BATCH_POOL_US}") (the same batch on each side)"
+  echo "        loopback TCP round trip (kvbench_rtt_floor): block ${RTT_BLOCK_US:-?} us, both busy-polling ${RTT_BUSY_US:-?} us p50"
+  r_get=${VAL_get1_redis:-}
+  echo "          -> get qd 1 >= one busy-polled round trip = $(ratio "${RTT_BUSY_US}" "$r_get")x Redis GET (any design); rpkv's get is two one-sided READs: >= $(ratio "$(awk -v r="$RTT_BUSY_US" 'BEGIN { if (r == "" || r == "?") print ""; else print 2 * r }')" "$r_get")x"
   echo
   printf '%-34s %8s %8s %8s %8s %6s  %-28s %s\n' row poll block adapt redis best/r aim met
   for r in "${ROWS[@]}"; do
@@ -347,7 +368,7 @@ done
     "$(hostname)" "$(nproc)" "$(uname -sr)"
   printf '"runs":%d,"duration_s":%s,"warmup_s":%s,"keys":%d,"errors":%d,' "$RUNS" "$DURATION" "$WARMUP" "$KEYS" "$ERRORS"
   printf '"idle_kvserver_cpu_percent":{"file_pool":%s,"cache_line_pool":%s},' "$IDLE_FILE" "$IDLE_PMEM"
-  printf '"limits":{"round_trip_p50_us":"%s","device_flush_us":%s,"mapped_msync_p50_us":"%s","append_fdatasync_p50_us":"%s"},"rows":[' "${LIMITS%, }" "${FLUSH_US:-null}" "${MSYNC_US:-?}" "${APPEND_US:-?}"
+  printf '"limits":{"round_trip_p50_us":"%s","device_flush_us":%s,"mapped_msync_p50_us":"%s","append_fdatasync_p50_us":"%s","batch16_pool_msync_p50_us":"%s","batch16_redis_fdatasync_p50_us":"%s","tcp_rtt_block_p50_us":"%s","tcp_rtt_busy_poll_p50_us":"%s"},"rows":[' "${LIMITS%, }" "${FLUSH_US:-null}" "${MSYNC_US:-?}" "${APPEND_US:-?}" "${BATCH_POOL_US:-?}" "${BATCH_REDIS_US:-?}" "${RTT_BLOCK_US:-?}" "${RTT_BUSY_US:-?}"
   first=1
   for r in "${ROWS[@]}"; do
     IFS='|' read -r id title op key dir factor aim <<<"$r"

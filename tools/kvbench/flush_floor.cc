@@ -13,6 +13,9 @@
 // msyncs their span, --count times; prints the msync p50/p90 and the
 // msyncs per second of all threads together (a device that serializes
 // flushes shows the same rate for any thread count).
+// Then a group commit of --batch puts both ways: one msync over that many
+// random index pages and their log pages (what the file pool pays), and
+// Redis's that many appends with one fdatasync.
 // --pool_advice=false maps without the pool's MADV_RANDOM: readahead then
 // builds large folios and an msync writes whole folios back.
 // Exit status: 0 ok, 2 usage, 3 the file could not be made.
@@ -36,6 +39,10 @@ DEFINE_string(dir, ".", "directory on the disk to measure (files are removed)");
 DEFINE_string(threads, "1,2,4", "comma-separated thread counts");
 DEFINE_string(pages, "2,17", "comma-separated dirty pages per msync");
 DEFINE_uint32(count, 400, "msyncs per thread and configuration");
+DEFINE_uint32(batch, 16,
+              "puts in the group-commit comparison: one msync of that many "
+              "random index pages plus their log page(s) against Redis's one "
+              "fdatasync of that many appends (0 skips it)");
 DEFINE_bool(pool_advice, true,
             "advise the mapping MADV_RANDOM as a pool does (no readahead, "
             "so no large page-cache folios); false shows what large folios "
@@ -103,17 +110,58 @@ Figures MsyncRun(uint8_t* map, int threads, int pages) {
   return Summarize(all, wall);
 }
 
+// A group commit of `batch` puts, as the file pool pays it: each put
+// stores its slot in a random index bucket (one random page each, over
+// the first half of the file) and its record in the writers' log pages
+// (128 B each, contiguous); one msync over the span makes them durable.
+// Interleaved with Redis's batch: that many 64 B appends, one fdatasync.
+void BatchRun(uint8_t* map, int afd, uint32_t batch, Figures* pool,
+              Figures* redis) {
+  std::vector<double> ours, theirs;
+  const size_t index_pages = kFileSize / 2 / kPage;
+  uint64_t x = 0x9e3779b97f4a7c15;
+  size_t log_at = kFileSize / 2;
+  for (uint32_t i = 0; i < FLAGS_count; i++) {
+    uint8_t* lo = map + kFileSize;
+    uint8_t* hi = map;
+    for (uint32_t k = 0; k < batch; k++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift: random buckets
+      uint8_t* slot = map + kPage * (x % index_pages) + (x >> 40) % 64 * 8;
+      uint8_t* rec = map + log_at;
+      log_at = log_at + 128 < kFileSize ? log_at + 128 : kFileSize / 2;
+      *slot ^= 1;
+      *rec ^= 1;
+      lo = std::min({lo, slot, rec});
+      hi = std::max({hi, slot + 8, rec + 128});
+    }
+    auto a = Clock::now();
+    msync(reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(lo) &
+                                     ~(uintptr_t{kPage} - 1)),
+          static_cast<size_t>(hi - lo) + kPage, MS_SYNC);
+    ours.push_back(Us(a, Clock::now()));
+    uint8_t b[64] = {};
+    a = Clock::now();
+    bool ok = true;
+    for (uint32_t k = 0; k < batch && ok; k++) ok = write(afd, b, 64) == 64;
+    ok = ok && fdatasync(afd) == 0;
+    theirs.push_back(Us(a, Clock::now()));
+  }
+  *pool = Summarize(ours, 1);
+  *redis = Summarize(theirs, 1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (auto rc = kv::tools::ParseFlags(
           &argc, &argv,
           {.name = "kvbench_flush_floor",
-           .usage = "kvbench_flush_floor [--dir=DIR] [--threads=1,2,4] "
-                    "[--pages=2,17] [--count=N] [--pool_advice=false]\n"
-                    "What one durable write costs on DIR's file system "
-                    "(tools/kvbench/README.md).\nExit status: 0 ok, 2 "
-                    "usage, 3 the file could not be made or written."})) {
+           .usage =
+               "kvbench_flush_floor [--dir=DIR] [--threads=1,2,4] "
+               "[--pages=2,17] [--count=N] [--batch=N] [--pool_advice=false]\n"
+               "What one durable write costs on DIR's file system "
+               "(tools/kvbench/README.md).\nExit status: 0 ok, 2 "
+               "usage, 3 the file could not be made or written."})) {
     return *rc;
   }
   std::vector<int> threads, pages;
@@ -206,6 +254,17 @@ int main(int argc, char** argv) {
       "append: 64 B append + fdatasync (Redis appendfsync always): "
       "p50 %.0f us, p90 %.0f us\n",
       ap.p50, ap.p90);
+  if (FLAGS_batch > 0) {
+    Figures pool, redis;
+    BatchRun(map, afd, FLAGS_batch, &pool, &redis);
+    std::printf(
+        "group commit of %u puts, interleaved (%u each)\n"
+        "batch pool: %u random index pages + their log pages, one msync: "
+        "p50 %.0f us, p90 %.0f us\n"
+        "batch redis: %u appends, one fdatasync: p50 %.0f us, p90 %.0f us\n",
+        FLAGS_batch, FLAGS_count, FLAGS_batch, pool.p50, pool.p90, FLAGS_batch,
+        redis.p50, redis.p90);
+  }
   close(afd);
   unlink(aof.c_str());
   std::printf(

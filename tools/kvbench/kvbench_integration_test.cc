@@ -372,8 +372,10 @@ TEST_F(KvbenchTest, FlushFloorPrintsEachWayAndItsErrorsExitAsDocumented) {
           &out),
       0)
       << out;
-  for (const char* line : {"mapped (MADV_RANDOM, as a pool)", "written:",
-                           "append:", "       1      2", "       2      2"}) {
+  for (const char* line :
+       {"mapped (MADV_RANDOM, as a pool)", "written:", "append:",
+        "       1      2", "       2      2", "group commit of 16 puts",
+        "batch pool: 16 random index pages", "batch redis: 16 appends"}) {
     EXPECT_NE(out.find(line), std::string::npos) << line << " in " << out;
   }
   EXPECT_FALSE(fs::exists(dir_ / "kvbench_flush_floor.pool"));  // removed
@@ -382,6 +384,28 @@ TEST_F(KvbenchTest, FlushFloorPrintsEachWayAndItsErrorsExitAsDocumented) {
   EXPECT_EQ(run({"--bogus"}, &out), 2) << out;
   EXPECT_EQ(run({"--dir=" + (dir_ / "missing").string()}, &out), 3) << out;
   EXPECT_NE(out.find("cannot make"), std::string::npos) << out;
+}
+
+// kvbench_rtt_floor: both modes' figures; usage errors are 2.
+TEST_F(KvbenchTest, RttFloorPrintsBothModesAndRefusesBadFlags) {
+  auto run = [&](std::vector<std::string> args, std::string* out) {
+    args.insert(args.begin(), KVBENCH_RTT_FLOOR_PATH);
+    const std::string log = dir_ / ("rtt" + std::to_string(runs_++));
+    Child c(args, log);
+    const int rc = c.Wait(std::chrono::seconds(60));
+    *out = ReadFile(log);
+    return rc;
+  };
+  std::string out;
+  ASSERT_EQ(run({"--count=200"}, &out), 0) << out;
+  for (const char* line : {"block: 200 round trips of 64 B: p50 ",
+                           "busy-poll: 200 round trips of 64 B: p50 "}) {
+    EXPECT_NE(out.find(line), std::string::npos) << line << " in " << out;
+  }
+  EXPECT_EQ(run({"--size=0"}, &out), 2) << out;
+  EXPECT_EQ(run({"--size=4097"}, &out), 2) << out;
+  EXPECT_EQ(run({"--count=0"}, &out), 2) << out;
+  EXPECT_EQ(run({"extra"}, &out), 2) << out;
 }
 
 TEST_F(KvbenchTest, UnreachableServerIsAConnectError) {
