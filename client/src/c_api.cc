@@ -39,6 +39,7 @@ static_assert(RPKV_E_PERMISSION ==
               -static_cast<int>(StatusCode::kPermissionDenied));
 static_assert(RPKV_E_CONDITION_FAILED ==
               -static_cast<int>(StatusCode::kConditionFailed));
+static_assert(RPKV_E_WRONG_SHARD == -static_cast<int>(StatusCode::kWrongShard));
 
 int CodeOf(StatusCode code) {
   switch (code) {
@@ -55,6 +56,7 @@ int CodeOf(StatusCode code) {
     case StatusCode::kBusy:
     case StatusCode::kPermissionDenied:
     case StatusCode::kConditionFailed:
+    case StatusCode::kWrongShard:
       return -static_cast<int>(code);
   }
   return RPKV_E_INTERNAL;  // a code added to kv::Status but not here
@@ -496,6 +498,8 @@ const char* rpkv_strerror(int rc) {
       return "permission denied";
     case RPKV_E_CONDITION_FAILED:
       return "condition failed";
+    case RPKV_E_WRONG_SHARD:
+      return "wrong shard";
     case RPKV_E_NOMEM:
       return "out of memory";
     case RPKV_E_INTERNAL:

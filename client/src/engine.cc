@@ -317,13 +317,14 @@ void Engine::OnMessage(const Connection::Event& e) {
   Op* op = it->second;
   awaiting_.erase(it);
   if (e.header.type == pr::Type::kInfoAck && op->kind == Op::Kind::kInfo) {
-    if (len < 1 || body[0] > pr::kMaxStatusCode) {
+    StatusCode code = StatusCode::kOk;
+    std::string text;
+    if (!pr::DecodeStatusText(body, len, &code, &text).ok()) {
       conn_->Fail(Status::Unavailable("server sent a bad INFO_ACK"));
       return;
     }
-    std::string text(body + 1, body + len);
-    if (body[0] != 0) {
-      Finish(op, Status(static_cast<StatusCode>(body[0]), text));
+    if (code != StatusCode::kOk) {
+      Finish(op, Status(code, text));
       return;
     }
     op->out = std::move(text);

@@ -108,6 +108,10 @@ extern "C" {
  * present key, rpkv_*_if_version on a key at another version or absent);
  * nothing was changed. */
 #define RPKV_E_CONDITION_FAILED (-10)
+/* Cluster: the server does not own the key's shard at the map epoch the
+ * request carried; re-read the cluster map and retry. Never returned by a
+ * single server. */
+#define RPKV_E_WRONG_SHARD (-11)
 /* Out of memory in the client library. */
 #define RPKV_E_NOMEM (-100)
 /* A bug in the library (an unexpected exception or status); the message

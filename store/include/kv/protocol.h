@@ -540,7 +540,21 @@ struct CommitAck {
 };
 
 inline constexpr uint8_t kMaxStatusCode =
-    static_cast<uint8_t>(StatusCode::kConditionFailed);
+    static_cast<uint8_t>(StatusCode::kWrongShard);
+
+// A status byte from the peer. A code this side does not know (a newer
+// peer's) is no protocol error: the request it answers failed, with an
+// outcome this side cannot judge, so it becomes `unavailable` and the
+// message says so; the connection stays up (docs/protocol.md, "Status
+// codes"). `message` gets that explanation prefixed for unknown codes.
+inline StatusCode StatusFromWire(uint8_t b, std::string* message) {
+  if (b <= kMaxStatusCode) return static_cast<StatusCode>(b);
+  const std::string why = "the server answered status " + std::to_string(b) +
+                          ", which this client does not know (a newer "
+                          "server?): the request's outcome is unknown";
+  *message = message->empty() ? why : why + " (" + *message + ")";
+  return StatusCode::kUnavailable;
+}
 
 // Encodes into payload[0, cap); the message is cut to fit. Returns bytes.
 inline size_t EncodeCommitAck(const CommitAck& a, uint8_t* payload,
@@ -564,11 +578,6 @@ inline Status DecodeCommitAck(const uint8_t* payload, size_t len,
   if (len < kCommitAckSize) {
     return Status::Corruption("COMMIT_ACK truncated");
   }
-  if (payload[0] > kMaxStatusCode) {
-    return Status::Corruption("COMMIT_ACK: unknown status " +
-                              std::to_string(payload[0]));
-  }
-  out->status = static_cast<StatusCode>(payload[0]);
   out->flags = payload[1];
   out->length = Get32(payload, 4);
   out->sequence = Get64(payload, 8);
@@ -576,6 +585,7 @@ inline Status DecodeCommitAck(const uint8_t* payload, size_t len,
   out->log_offset = Get64(payload, 24);
   out->message.assign(reinterpret_cast<const char*>(payload + kCommitAckSize),
                       len - kCommitAckSize);
+  out->status = StatusFromWire(payload[0], &out->message);
   return Status::Ok();
 }
 
@@ -614,10 +624,6 @@ inline size_t EncodeRefillAck(const RefillAck& a, uint8_t* payload,
 inline Status DecodeRefillAck(const uint8_t* payload, size_t len,
                               uint32_t segment_size, RefillAck* out) {
   if (len < kRefillAckSize) return Status::Corruption("REFILL_ACK truncated");
-  if (payload[0] > kMaxStatusCode) {
-    return Status::Corruption("REFILL_ACK: unknown status");
-  }
-  out->status = static_cast<StatusCode>(payload[0]);
   out->grant.segment = Get32(payload, 4);
   out->grant.size = Get32(payload, 8);
   out->grant.grant_id = Get64(payload, 16);
@@ -626,6 +632,7 @@ inline Status DecodeRefillAck(const uint8_t* payload, size_t len,
   out->grant.flags = payload[53];
   out->message.assign(reinterpret_cast<const char*>(payload + kRefillAckSize),
                       len - kRefillAckSize);
+  out->status = StatusFromWire(payload[0], &out->message);
   if (out->status == StatusCode::kOk &&
       (out->grant.size != segment_size || out->grant.start > segment_size)) {
     return Status::Corruption("REFILL_ACK: grant outside its segment");
@@ -702,11 +709,8 @@ inline size_t EncodeStatusText(StatusCode status, std::string_view text,
 inline Status DecodeStatusText(const uint8_t* payload, size_t len,
                                StatusCode* status, std::string* text) {
   if (len < 1) return Status::Corruption("status payload truncated");
-  if (payload[0] > kMaxStatusCode) {
-    return Status::Corruption("unknown status " + std::to_string(payload[0]));
-  }
-  *status = static_cast<StatusCode>(payload[0]);
   text->assign(reinterpret_cast<const char*>(payload + 1), len - 1);
+  *status = StatusFromWire(payload[0], text);
   return Status::Ok();
 }
 

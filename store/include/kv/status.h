@@ -27,6 +27,9 @@ enum class StatusCode {
   // A conditional write's condition did not hold (put-if-absent on a
   // present key, an expected version that is not the key's current one).
   kConditionFailed,
+  // The server does not own the key's shard at the request's map epoch
+  // (cluster): re-read the cluster map and retry there.
+  kWrongShard,
 };
 
 // Stable lower-case name of a code ("not_found", ...), used in messages and
@@ -55,6 +58,8 @@ constexpr std::string_view StatusCodeName(StatusCode code) {
       return "permission_denied";
     case StatusCode::kConditionFailed:
       return "condition_failed";
+    case StatusCode::kWrongShard:
+      return "wrong_shard";
   }
   return "unknown";
 }
@@ -95,6 +100,9 @@ class [[nodiscard]] Status {
   }
   static Status ConditionFailed(std::string m) {
     return {StatusCode::kConditionFailed, std::move(m)};
+  }
+  static Status WrongShard(std::string m) {
+    return {StatusCode::kWrongShard, std::move(m)};
   }
 
   bool ok() const { return code_ == StatusCode::kOk; }
