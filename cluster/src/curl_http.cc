@@ -73,8 +73,8 @@ bool NeverSent(CURL* handle) {
   return connect_us == 0;
 }
 
-Status TransferFailure(const Endpoint& ep, std::string_view what,
-                       CURLcode code, CURL* handle, const HttpSink& sink,
+Status TransferFailure(const Endpoint& ep, std::string_view what, CURLcode code,
+                       CURL* handle, const HttpSink& sink,
                        const HttpLimits& limits) {
   std::string at = "etcd at " + ep.ToString();
   std::string op(what);
@@ -104,10 +104,9 @@ Status TransferFailure(const Endpoint& ep, std::string_view what,
                               " (a write may still have been applied)");
     case CURLE_WRITE_ERROR:
       if (sink.overflowed) {
-        return Status::Corruption(at + " sent an answer to " + op +
-                                  " larger than " +
-                                  std::to_string(limits.max_answer_bytes) +
-                                  " bytes");
+        return Status::Corruption(
+            at + " sent an answer to " + op + " larger than " +
+            std::to_string(limits.max_answer_bytes) + " bytes");
       }
       break;
     default:

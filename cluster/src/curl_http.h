@@ -60,8 +60,8 @@ CurlEasy NewPost(const Endpoint& ep, std::string_view path,
 // A failed transfer as a Status: refused or unresolvable → unavailable
 // ("is etcd running?"), a timeout → timed_out, too large an answer →
 // corruption, a broken connection → unavailable.
-Status TransferFailure(const Endpoint& ep, std::string_view what,
-                       CURLcode code, CURL* handle, const HttpSink& sink,
+Status TransferFailure(const Endpoint& ep, std::string_view what, CURLcode code,
+                       CURL* handle, const HttpSink& sink,
                        const HttpLimits& limits);
 
 // True when the failed transfer on `handle` cannot have delivered its

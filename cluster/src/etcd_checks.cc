@@ -12,7 +12,8 @@ Status CheckBranch(const char* name, const std::vector<TxnOp>& ops) {
   std::set<std::string_view> keys;
   for (const TxnOp& op : ops) {
     KV_RETURN_IF_ERROR(CheckKey(op.key));
-    if (op.type == TxnOp::Type::kPut) KV_RETURN_IF_ERROR(CheckPutLease(op.lease));
+    if (op.type == TxnOp::Type::kPut)
+      KV_RETURN_IF_ERROR(CheckPutLease(op.lease));
     if (!keys.insert(op.key).second) {
       return Bad(std::string("txn: the ") + name + " branch writes key '" +
                  op.key + "' twice");

@@ -18,9 +18,9 @@ namespace kv::cluster {
 inline constexpr int64_t kMaxLeaseTtlS = 9'000'000'000;
 
 Status CheckKey(std::string_view key);
-Status CheckLeaseId(int64_t id);      // > 0
-Status CheckPutLease(int64_t lease);  // >= 0 (0: none)
-Status CheckTtl(int64_t ttl_s);       // 1..kMaxLeaseTtlS
+Status CheckLeaseId(int64_t id);                // > 0
+Status CheckPutLease(int64_t lease);            // >= 0 (0: none)
+Status CheckTtl(int64_t ttl_s);                 // 1..kMaxLeaseTtlS
 Status CheckCompactRevision(int64_t revision);  // >= 1
 Status CheckStartRevision(int64_t revision);    // >= 0
 // Keys non-empty, compare revisions >= 0, no key twice among a branch's

@@ -46,8 +46,7 @@ Result<std::unique_ptr<EtcdHttp>> EtcdHttp::Open(std::string_view endpoints) {
   return Open(std::move(options));
 }
 
-Result<std::string> EtcdHttp::Call(std::string_view path,
-                                   std::string_view what,
+Result<std::string> EtcdHttp::Call(std::string_view path, std::string_view what,
                                    const std::string& body, bool retry_sent,
                                    const Endpoint** from) {
   const size_t n = options_.endpoints.size();
@@ -109,8 +108,9 @@ Result<Range> EtcdHttp::GetPrefix(std::string_view prefix) {
   if (!r.ok()) return r;
   for (const KeyValue& kv : r->kvs) {
     if (!kv.key.starts_with(prefix)) {
-      return Status::Corruption("etcd answered a prefix read with a key "
-                                "outside the prefix");
+      return Status::Corruption(
+          "etcd answered a prefix read with a key "
+          "outside the prefix");
     }
   }
   return r;
@@ -121,8 +121,8 @@ Result<int64_t> EtcdHttp::Put(std::string_view key, std::string_view value,
   KV_RETURN_IF_ERROR(CheckKey(key));
   KV_RETURN_IF_ERROR(CheckPutLease(lease));
   const Endpoint* from = nullptr;
-  Result<std::string> body =
-      Call("/v3/kv/put", "put", ej::PutRequest(key, value, lease), false, &from);
+  Result<std::string> body = Call(
+      "/v3/kv/put", "put", ej::PutRequest(key, value, lease), false, &from);
   if (!body.ok()) return body.status();
   return At(*from, ej::DecodePut(*body));
 }

@@ -27,8 +27,8 @@ void EtcdHttpWatch::Cancel() {
 void EtcdHttpWatch::Connect() {
   // Resume point: exactly the first revision not delivered, so nothing is
   // lost or repeated (Apply refuses anything older).
-  request_ = etcd_json::WatchCreateRequest(p_.key, p_.range_end,
-                                           next_revision_);
+  request_ =
+      etcd_json::WatchCreateRequest(p_.key, p_.range_end, next_revision_);
   sink_ = HttpSink{};
   easy_ = NewPost(p_.endpoints[endpoint_], "/v3/watch", request_, p_.limits,
                   &sink_, &headers_);
@@ -76,8 +76,7 @@ Status EtcdHttpWatch::Apply(const std::string& line,
           std::to_string(m->compact_revision) +
           "; re-read and watch from the read's revision + 1");
     }
-    return Status::Unavailable("etcd cancelled the watch: " +
-                               m->cancel_reason);
+    return Status::Unavailable("etcd cancelled the watch: " + m->cancel_reason);
   }
   if (m->created) {
     established_ = true;
@@ -99,10 +98,10 @@ Status EtcdHttpWatch::Apply(const std::string& line,
   // checks the order inside one message). Anything before the resume
   // point would be a repeat.
   if (m->events.front().mod_revision < next_revision_) {
-    return Status::Corruption(
-        "etcd sent a watch event at revision " +
-        std::to_string(m->events.front().mod_revision) +
-        ", before the watch's next revision " + std::to_string(next_revision_));
+    return Status::Corruption("etcd sent a watch event at revision " +
+                              std::to_string(m->events.front().mod_revision) +
+                              ", before the watch's next revision " +
+                              std::to_string(next_revision_));
   }
   for (const WatchEvent& e : m->events) {
     if (!e.key.starts_with(p_.prefix)) {
@@ -156,7 +155,8 @@ Result<std::vector<WatchEvent>> EtcdHttpWatch::Next(
     }
     int queued = 0;
     while (CURLMsg* msg = curl_multi_info_read(multi_.get(), &queued)) {
-      if (msg->msg == CURLMSG_DONE && easy_ && msg->easy_handle == easy_.get()) {
+      if (msg->msg == CURLMSG_DONE && easy_ &&
+          msg->easy_handle == easy_.get()) {
         last = Finished(msg->data.result);
         Drop(true);
       }
@@ -165,9 +165,10 @@ Result<std::vector<WatchEvent>> EtcdHttpWatch::Next(
     if (now >= deadline) {
       if (established_ || last.ok()) return out;
       if (p_.endpoints.size() > 1) {
-        return Status(last.code(), "no etcd endpoint kept the watch open; "
-                                   "the last: " +
-                                       last.message());
+        return Status(last.code(),
+                      "no etcd endpoint kept the watch open; "
+                      "the last: " +
+                          last.message());
       }
       return last;
     }

@@ -26,7 +26,7 @@ class EtcdHttpWatch : public EtcdWatch {
   struct Params {
     std::vector<Endpoint> endpoints;
     size_t first_endpoint = 0;
-    HttpLimits limits;  // request_timeout 0: a stream has no deadline
+    HttpLimits limits;      // request_timeout 0: a stream has no deadline
     std::string key;        // the range etcd is asked for
     std::string range_end;  //
     std::string prefix;     // what every event's key must start with

@@ -38,8 +38,7 @@ std::string TxnRequest(const std::vector<Compare>& compares,
 std::string LeaseGrantRequest(int64_t ttl_s);
 std::string LeaseIdRequest(int64_t id);  // keepalive and revoke
 std::string CompactRequest(int64_t revision);
-std::string WatchCreateRequest(std::string_view key,
-                               std::string_view range_end,
+std::string WatchCreateRequest(std::string_view key, std::string_view range_end,
                                int64_t start_revision);
 
 // An error answer ({"error": ..., "code": <gRPC code>, ...}), mapped to

@@ -68,7 +68,8 @@ Status DecodeEvent(const json& j, int64_t header_rev, WatchEvent* ev) {
   KV_RETURN_IF_ERROR(GetBytes(*kv, "value", &ev->value));
   KV_RETURN_IF_ERROR(GetInt(*kv, "mod_revision", &ev->mod_revision));
   if (ev->key.empty()) return Bad("a watch event with an empty key");
-  if (ev->mod_revision <= 0 || (header_rev > 0 && ev->mod_revision > header_rev)) {
+  if (ev->mod_revision <= 0 ||
+      (header_rev > 0 && ev->mod_revision > header_rev)) {
     return Bad("a watch event at revision " + std::to_string(ev->mod_revision));
   }
   if (ev->type == WatchEvent::Type::kDelete) ev->value.clear();

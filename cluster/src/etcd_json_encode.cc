@@ -17,8 +17,7 @@ json Op(const TxnOp& op) {
   if (op.type == TxnOp::Type::kDelete) {
     return {{"request_delete_range", {{"key", Base64Encode(op.key)}}}};
   }
-  json put = {{"key", Base64Encode(op.key)},
-              {"value", Base64Encode(op.value)}};
+  json put = {{"key", Base64Encode(op.key)}, {"value", Base64Encode(op.value)}};
   if (op.lease != 0) put["lease"] = Int(op.lease);
   return {{"request_put", put}};
 }
@@ -83,7 +82,8 @@ std::string TxnRequest(const std::vector<Compare>& compares,
     }
     cs.push_back(std::move(j));
   }
-  return json({{"compare", cs}, {"success", Ops(success)},
+  return json({{"compare", cs},
+               {"success", Ops(success)},
                {"failure", Ops(failure)}})
       .dump();
 }
@@ -100,8 +100,7 @@ std::string CompactRequest(int64_t revision) {
   return json({{"revision", Int(revision)}}).dump();
 }
 
-std::string WatchCreateRequest(std::string_view key,
-                               std::string_view range_end,
+std::string WatchCreateRequest(std::string_view key, std::string_view range_end,
                                int64_t start_revision) {
   json create = {{"key", Base64Encode(key)}};
   if (!range_end.empty()) create["range_end"] = Base64Encode(range_end);

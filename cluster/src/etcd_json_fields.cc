@@ -10,7 +10,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string Name(const char* name) { return std::string("field '") + name + "'"; }
+std::string Name(const char* name) {
+  return std::string("field '") + name + "'";
+}
 
 // etcd's gRPC code and message → the Status etcd.h promises. The gateway
 // passes gRPC codes through; etcd's own errors are told apart by text
@@ -28,8 +30,9 @@ Status FromGrpc(std::string_view what, int64_t code, const std::string& msg) {
     case 16:  // Unauthenticated
       return Status::PermissionDenied(m);
     case 8:  // ResourceExhausted: "mvcc: database space exceeded"
-      return Status::NoSpace(m + " (compact and defragment etcd, or raise "
-                                 "its --quota-backend-bytes)");
+      return Status::NoSpace(m +
+                             " (compact and defragment etcd, or raise "
+                             "its --quota-backend-bytes)");
     case 10:  // Aborted
       return Status::Busy(m);
     case 11:  // OutOfRange: a compacted or future revision, a huge TTL
@@ -54,7 +57,9 @@ Status FromGrpc(std::string_view what, int64_t code, const std::string& msg) {
 // and streaming {"error": {"grpc_code": N, "message": "...", ...}}.
 Status ErrorFromJson(std::string_view what, long http_status, const json& j) {
   const json* e = Field(j, "error");
-  if (e == nullptr) return Bad("an HTTP " + std::to_string(http_status) + " answer without an error");
+  if (e == nullptr)
+    return Bad("an HTTP " + std::to_string(http_status) +
+               " answer without an error");
   int64_t code = 0;
   std::string msg;
   if (e->is_object()) {
@@ -94,7 +99,8 @@ Status GetInt(const json& obj, const char* name, int64_t* out) {
   }
   if (f->is_number_unsigned()) {
     uint64_t u = f->get<uint64_t>();
-    if (u > static_cast<uint64_t>(INT64_MAX)) return Bad(Name(name) + " out of range");
+    if (u > static_cast<uint64_t>(INT64_MAX))
+      return Bad(Name(name) + " out of range");
     *out = static_cast<int64_t>(u);
     return Status::Ok();
   }
@@ -139,8 +145,10 @@ Status GetBytes(const json& obj, const char* name, std::string* out) {
 Result<json> ParseAnswer(std::string_view what, std::string_view body) {
   json j = json::parse(body.begin(), body.end(), nullptr,
                        /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Bad("the " + std::string(what) + " answer is not JSON");
-  if (!j.is_object()) return Bad("the " + std::string(what) + " answer is not an object");
+  if (j.is_discarded())
+    return Bad("the " + std::string(what) + " answer is not JSON");
+  if (!j.is_object())
+    return Bad("the " + std::string(what) + " answer is not an object");
   if (Field(j, "error") != nullptr && Field(j, "header") == nullptr &&
       Field(j, "result") == nullptr) {
     return ErrorFromJson(what, 200, j);

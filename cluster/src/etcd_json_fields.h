@@ -24,11 +24,9 @@ const nlohmann::json* Field(const nlohmann::json& obj, const char* name);
 // integer (int32 fields).
 Status GetInt(const nlohmann::json& obj, const char* name, int64_t* out);
 Status GetBool(const nlohmann::json& obj, const char* name, bool* out);
-Status GetString(const nlohmann::json& obj, const char* name,
-                 std::string* out);
+Status GetString(const nlohmann::json& obj, const char* name, std::string* out);
 // A bytes field: base64 decoded.
-Status GetBytes(const nlohmann::json& obj, const char* name,
-                std::string* out);
+Status GetBytes(const nlohmann::json& obj, const char* name, std::string* out);
 
 // Parses a whole answer that must be a JSON object. An error answer
 // ({"error": ...} with neither header nor result) gives its Status

@@ -30,7 +30,7 @@ struct FakeEtcdState {
   const FakeEtcd::Options options;
   mutable std::mutex mu;
   std::condition_variable changed;
-  int64_t revision = 1;  // etcd starts at 1 with an empty store
+  int64_t revision = 1;   // etcd starts at 1 with an empty store
   int64_t compacted = 0;  // watches cannot start below this revision
   std::map<std::string, KeyValue> kvs;
   std::vector<WatchEvent> history;  // every event, in revision order

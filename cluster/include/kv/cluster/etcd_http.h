@@ -71,7 +71,8 @@ class EtcdHttp : public Etcd {
                            const Endpoint** from);
 
   const Options options_;
-  std::atomic<size_t> preferred_{0};  // index of the last endpoint that answered
+  std::atomic<size_t> preferred_{
+      0};  // index of the last endpoint that answered
 };
 
 }  // namespace kv::cluster
