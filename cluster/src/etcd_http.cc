@@ -86,15 +86,12 @@ Result<Range> EtcdHttp::Get(std::string_view key) {
   Result<std::string> body =
       Call("/v3/kv/range", "get", ej::RangeRequest(key, {}), true, &from);
   if (!body.ok()) return body.status();
-  Result<Range> r = At(*from, ej::DecodeRange(*body));
-  if (r.ok() && r->kvs.size() > 1) {
-    return Status::Corruption("etcd answered a get with " +
-                              std::to_string(r->kvs.size()) + " keys");
+  Result<Range> r = ej::DecodeRange(*body);
+  if (r.ok() &&
+      (r->kvs.size() > 1 || (r->kvs.size() == 1 && r->kvs[0].key != key))) {
+    r = Status::Corruption("answered a get with another key");
   }
-  if (r.ok() && !r->kvs.empty() && r->kvs[0].key != key) {
-    return Status::Corruption("etcd answered a get with another key");
-  }
-  return r;
+  return At(*from, std::move(r));
 }
 
 Result<Range> EtcdHttp::GetPrefix(std::string_view prefix) {
@@ -104,16 +101,13 @@ Result<Range> EtcdHttp::GetPrefix(std::string_view prefix) {
       Call("/v3/kv/range", "get prefix",
            ej::RangeRequest(key, ej::PrefixEnd(prefix)), true, &from);
   if (!body.ok()) return body.status();
-  Result<Range> r = At(*from, ej::DecodeRange(*body));
-  if (!r.ok()) return r;
-  for (const KeyValue& kv : r->kvs) {
-    if (!kv.key.starts_with(prefix)) {
-      return Status::Corruption(
-          "etcd answered a prefix read with a key "
-          "outside the prefix");
+  Result<Range> r = ej::DecodeRange(*body);
+  for (size_t i = 0; r.ok() && i < r->kvs.size(); ++i) {
+    if (!r->kvs[i].key.starts_with(prefix)) {
+      r = Status::Corruption("answered a prefix read with a key outside it");
     }
   }
-  return r;
+  return At(*from, std::move(r));
 }
 
 Result<int64_t> EtcdHttp::Put(std::string_view key, std::string_view value,
