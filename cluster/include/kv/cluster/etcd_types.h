@@ -10,7 +10,6 @@
 #define KV_CLUSTER_ETCD_TYPES_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
