@@ -179,6 +179,22 @@ TYPED_TEST_P(EtcdKvContractTest, TxnValueCompareAndDeleteBranch) {
   EXPECT_EQ(this->ValueOf("k"), "<absent>");
 }
 
+TYPED_TEST_P(EtcdKvContractTest, TxnPutWithAMissingLeaseIsNotFound) {
+  ASSERT_TRUE(this->etcd().Put("k", "v").ok());
+  const int64_t before = this->Revision();
+  Result<TxnResult> t = this->etcd().Txn(
+      {}, {TxnOp::Put("a", "1"), TxnOp::Put("k", "x", 12345)}, {});
+  EXPECT_TRUE(t.status().IsNotFound()) << t.status().ToString();
+  EXPECT_EQ(this->Revision(), before);  // not even the first put
+  EXPECT_EQ(this->ValueOf("a"), "<absent>");
+  EXPECT_EQ(this->ValueOf("k"), "v");
+  // Only the branch that runs is checked.
+  Result<TxnResult> other = this->etcd().Txn({}, {TxnOp::Put("a", "1")},
+                                             {TxnOp::Put("k", "x", 12345)});
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_TRUE(other->succeeded);
+}
+
 TYPED_TEST_P(EtcdKvContractTest, RacingGuardedWritersOnlyOneWins) {
   Result<int64_t> seen = this->etcd().Put("map", "v0");
   ASSERT_TRUE(seen.ok());
@@ -217,6 +233,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     DeleteRemovesKeyAndAbsentDeleteChangesNothing,
     TxnGuardedByTheSeenRevisionApplies, TxnGuardedByAStaleRevisionFails,
     TxnAbsentGuardCreatesOnce, TxnValueCompareAndDeleteBranch,
-    RacingGuardedWritersOnlyOneWins, CompactErrors);
+    TxnPutWithAMissingLeaseIsNotFound, RacingGuardedWritersOnlyOneWins,
+    CompactErrors);
 
 }  // namespace kv::cluster::testing

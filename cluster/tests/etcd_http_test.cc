@@ -228,5 +228,19 @@ TEST(EtcdHttpTest, WatchRefusesARepeatedRevisionAndOutOfPrefixKeys) {
   EXPECT_EQ((*w)->next_revision(), 6);
 }
 
+TEST(EtcdHttpTest, WatchRefusedByEtcdIsItsError) {
+  ScriptedHttpServer peer(
+      {{HttpStream(
+            R"({"error":{"grpc_code":3,"http_code":400,"message":"bad range"}})"
+            "\n"),
+        milliseconds(0)}});
+  auto etcd = Open({peer.endpoint()});
+  auto w = etcd->Watch("m/", 0);
+  ASSERT_TRUE(w.ok());
+  Result<std::vector<WatchEvent>> got = (*w)->Next(milliseconds(300));
+  EXPECT_TRUE(got.status().IsInvalidArgument()) << got.status().ToString();
+  EXPECT_TRUE(Has(got.status(), "bad range")) << got.status().ToString();
+}
+
 }  // namespace
 }  // namespace kv::cluster::testing
