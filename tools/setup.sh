@@ -17,6 +17,9 @@ PACKAGES=(
   libgflags-dev libgtest-dev libgmock-dev qperf libhiredis-dev redis-server gnuplot-nox
   # kvcli line editing
   libedit-dev
+  # cluster: the etcd client (v3 JSON gateway over libcurl) and a real etcd
+  # for its tests
+  libcurl4-openssl-dev nlohmann-json3-dev etcd-server etcd-client
   # process tools used by the tests
   procps psmisc iproute2
 )
