@@ -83,9 +83,23 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
   for (uint32_t i = 0; i < pf::kCatalogSlots; i++) {
     if (slots_[i].copy >= 0)
       max_id = std::max(max_id, slots_[i].entry.keyspace_id);
+    // A dropped keyspace's id may be taken again: its region is zeroed
+    // (index) or zeroed at each grant (log) before anything reads it.
+    if (o.id != 0 && slots_[i].copy >= 0 && slots_[i].entry.state == kLive &&
+        slots_[i].entry.keyspace_id == o.id) {
+      return Status::InvalidArgument(
+          "keyspace id " + std::to_string(o.id) + " is taken by '" +
+          std::string(
+              slots_[i].entry.name,
+              strnlen(slots_[i].entry.name, sizeof(slots_[i].entry.name))) +
+          "' in this pool");
+    }
     if (slot < 0 && (slots_[i].copy < 0 || slots_[i].entry.state != kLive)) {
       slot = i;
     }
+  }
+  if (o.id == 0 && max_id == UINT32_MAX) {
+    return Status::NoSpace("keyspace ids used up: create with an explicit id");
   }
   if (slot < 0) {
     return Status::NoSpace("catalog full: a pool holds at most " +
@@ -135,7 +149,7 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
 
   pf::CatalogEntry e{};
   e.state = kLive;
-  e.keyspace_id = max_id + 1;
+  e.keyspace_id = o.id != 0 ? o.id : max_id + 1;
   std::memcpy(e.name, name.data(), name.size());
   e.region_offset = region;
   e.region_size = region_size;

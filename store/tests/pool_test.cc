@@ -192,6 +192,47 @@ TEST_F(PoolTest, KeyspaceCreateListDropPersist) {
   EXPECT_TRUE((*pool)->Check().ok());
 }
 
+// KeyspaceOptions::id: a cluster-assigned id is kept across a reopen, a
+// live keyspace's id is refused, a dropped one's may be taken again, and
+// the pool's own choice stays above every id it has seen.
+TEST_F(PoolTest, AKeyspaceTakesTheIdItIsGiven) {
+  const std::string path = dir_.File("p");
+  {
+    auto pool = Pool::Create(path, 16 << 20);
+    ASSERT_TRUE(pool.ok());
+    KeyspaceOptions o = SmallKeyspace();
+    o.id = 4096 * 3 + 5;
+    auto a = (*pool)->CreateKeyspace("shard-a", o);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ((*a)->id(), o.id);
+    Writer w(*a);
+    ASSERT_TRUE(w.Put("k", "v").ok());
+    Status taken = (*pool)->CreateKeyspace("shard-b", o).status();
+    EXPECT_TRUE(taken.IsInvalidArgument()) << taken.ToString();
+    EXPECT_NE(taken.message().find("taken by 'shard-a'"), std::string::npos)
+        << taken.message();
+    auto c = (*pool)->CreateKeyspace("picked", SmallKeyspace());
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ((*c)->id(), o.id + 1);
+  }
+  auto pool = Pool::Open(path);
+  ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+  auto a = (*pool)->GetKeyspace("shard-a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ((*a)->id(), 4096u * 3 + 5);
+  std::string v;
+  ASSERT_TRUE((*a)->Get("k", &v).ok());
+  EXPECT_EQ(v, "v");
+  a = Status::NotFound("released");
+  ASSERT_TRUE((*pool)->DropKeyspace("shard-a").ok());
+  KeyspaceOptions o = SmallKeyspace();
+  o.id = 4096 * 3 + 5;
+  auto again = (*pool)->CreateKeyspace("shard-a2", o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE((*again)->Get("k", &v).IsNotFound());
+  EXPECT_TRUE((*pool)->Check().ok());
+}
+
 TEST_F(PoolTest, KeyspaceNamesAreValidated) {
   auto pool = Pool::CreateOn(MemoryMapping::Zeroed(4 << 20, nullptr), {});
   ASSERT_TRUE(pool.ok());

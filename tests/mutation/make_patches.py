@@ -391,8 +391,8 @@ m('ack-status-ignored', EN,
     Finish(op, Status(a.status, a.message));''',
   "ack: a COMMIT_ACK's failure status reported as ok")
 m('info-ack-length-unchecked', EN,
-  '''    if (len < 1 || body[0] > pr::kMaxStatusCode) {''',
-  '''    if (len >= 1 && body[0] > pr::kMaxStatusCode) {''',
+  '''    if (!pr::DecodeStatusText(body, len, &code, &text).ok()) {''',
+  '''    if (false && !pr::DecodeStatusText(body, len, &code, &text).ok()) {''',
   'ack: an empty INFO_ACK accepted')
 m('write-contradictory-conditions', EN,
   '''  if (op.if_absent && op.if_version != 0) {''',
@@ -417,10 +417,11 @@ m('buffer-wait-counts-as-attempt', GP,
   '''    // Out of room now: start over once in-flight work drains.
 ''',
   'get: waiting for read-buffer room counts as a failed attempt')
-m('info-ack-status-unchecked', EN,
-  '''    if (len < 1 || body[0] > pr::kMaxStatusCode) {''',
-  '''    if (len < 1) {''',
-  'ack: an INFO_ACK with an unknown status code accepted')
+m('info-ack-status-unchecked', 'store/include/kv/protocol.h',
+  '''  if (b <= kMaxStatusCode) return static_cast<StatusCode>(b);''',
+  '''  return static_cast<StatusCode>(b);''',
+  'ack: a status code this client does not know taken as is (not unavailable with an unknown outcome)',
+  module='client')
 m('refill-ack-unchecked', EN,
   '''    Status st = pr::DecodeRefillAck(body, len, geo_.segment_size, &a);
     if (!st.ok()) {''',
@@ -1050,6 +1051,10 @@ m('worker-spin-needs-completions', 'server/src/worker.cc',
   '''    if (options_.spin_us > 0 && (served || !busy_.empty())) Spin();''',
   '''    if (options_.spin_us > 0 && !busy_.empty() && served) Spin();''',
   "worker: only a pass that handled messages starts a spin (a get-only client's READs, served with no completion, pay the worker's wake-up each)")
+m('pool-explicit-id-unchecked', 'store/src/pool_keyspaces.cc',
+  '''    if (o.id != 0 && slots_[i].copy >= 0 && slots_[i].entry.state == kLive &&''',
+  '''    if (false && o.id != 0 && slots_[i].copy >= 0 && slots_[i].entry.state == kLive &&''',
+  "pool: a keyspace created with an explicit id is not checked against the live keyspaces' ids (two keyspaces carry one id)")
 
 # Every replacement is checked before the old patches are removed: a
 # mutant that no longer matches its source leaves the folder as it was.

@@ -41,6 +41,11 @@ struct KeyspaceOptions {
   uint64_t log_size = 0;
   // Largest value accepted, up to record_format::kMaxValueSize.
   uint32_t max_value_size = record_format::kDefaultMaxValueSize;
+  // The keyspace id its records carry (covered by their CRC). 0: the pool
+  // picks one above every id it has used. Non-zero: exactly this one — a
+  // cluster assigns it, so that a shard's records are byte-identical on
+  // every replica; no other live keyspace of the pool may have it.
+  uint32_t id = 0;
 };
 
 // What ListKeyspaces() reports of a keyspace (from its catalog entry).
