@@ -9,7 +9,8 @@ namespace {
 
 // The hint every "cannot reach etcd" message ends with.
 constexpr char kStartEtcdHint[] =
-    "is etcd running? (tools/run.sh --cluster starts one)";
+    "is etcd running? (Debian etcd-server; bash tools/setup.sh installs "
+    "it)";
 
 size_t Append(char* data, size_t size, size_t n, void* user) {
   auto* sink = static_cast<HttpSink*>(user);
