@@ -69,6 +69,7 @@ class Planner {
     if (!next.ok()) return next.status();
     Count(old.replicas, -1);
     Count(replicas, +1);
+    touched_.insert({ks, old.id});
     out_.changes.push_back(
         ShardName(ks, old.id) + " epoch " + std::to_string(old.epoch) + "->" +
         std::to_string(old.epoch + 1) + ": " + Nodes(old.replicas) + " -> " +
@@ -175,7 +176,10 @@ class Planner {
           return std::find(s.replicas.begin(), s.replicas.end(), n) !=
                  s.replicas.end();
         };
-        if (!has(most) || has(least)) continue;
+        // One change per shard per plan: one epoch bump per write.
+        if (!has(most) || has(least) || touched_.contains({ks.name, s.id})) {
+          continue;
+        }
         std::vector<uint32_t> r = s.replicas;
         *std::find(r.begin(), r.end(), most) = least;
         const std::string why = "rebalance: node " + std::to_string(most) +
@@ -205,7 +209,8 @@ class Planner {
   }
 
   ClusterMap map_;
-  std::map<uint32_t, Load> load_;  // live nodes only
+  std::map<uint32_t, Load> load_;                       // live nodes only
+  std::set<std::pair<std::string, uint32_t>> touched_;  // shards changed
   Placement out_;
 };
 
