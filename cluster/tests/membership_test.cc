@@ -132,7 +132,7 @@ TEST_F(MembershipTest, FencesExactlyOnceAtTheDeadlineNotBefore) {
   EXPECT_GT(faulty.keepalives.load(), 10);  // it kept retrying
 
   f_.Advance(milliseconds(1));
-  ASSERT_TRUE(WaitFor([&] { return fences_.load() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return fences_.load() >= 1; }));
   EXPECT_TRUE((*m)->fenced());
   EXPECT_FALSE((*m)->Alive(f_.clock.Now()));
   EXPECT_FALSE((*m)->Alive(deadline - milliseconds(1)));  // fenced is final
@@ -154,7 +154,7 @@ TEST_F(MembershipTest, AnswerArrivingAfterTheDeadlineDoesNotRevive) {
   // (t0 + 5.4 s): the node has been fenced meanwhile and stays fenced.
   slow.SetAfterKeepAlive([this] { f_.Advance(milliseconds(4000)); });
   f_.Advance(seconds(2));
-  ASSERT_TRUE(WaitFor([&] { return fences_.load() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return fences_.load() >= 1; }));
   EXPECT_FALSE((*m)->Alive(f_.clock.Now()));
   std::this_thread::sleep_for(milliseconds(20));
   EXPECT_EQ(fences_.load(), 1);
@@ -166,7 +166,7 @@ TEST_F(MembershipTest, FencesAtOnceWhenEtcdSaysTheLeaseIsGone) {
   ASSERT_TRUE(f_.clock.WaitForSleepers(2, kSync));
   ASSERT_TRUE(f_.etcd.LeaseRevoke((*m)->lease_id()).ok());  // an operator
   f_.Advance(seconds(2));  // the next keepalive hears not_found
-  ASSERT_TRUE(WaitFor([&] { return fences_.load() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return fences_.load() >= 1; }));
   EXPECT_LT(f_.clock.Now(), (*m)->deadline());  // before the deadline
   EXPECT_FALSE((*m)->Alive(f_.clock.Now()));
 }
@@ -178,7 +178,7 @@ TEST_F(MembershipTest, RejoinAfterFenceTakesANewLease) {
   const int64_t old_lease = (*m)->lease_id();
   f_.etcd.SetUnavailable(true);
   f_.Advance(milliseconds(5400));
-  ASSERT_TRUE(WaitFor([&] { return fences_.load() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return fences_.load() >= 1; }));
   f_.etcd.SetUnavailable(false);
   // etcd has not expired the old lease yet (6 s): a plain Join is refused
   // by our own old registration; Rejoin revokes it first.
