@@ -20,7 +20,8 @@
 //     from the most loaded live node (most replicas; ties: lower id) to the
 //     least loaded (fewest; ties: lower id) while they differ by 2 or more,
 //     taking the first shard (map order) that has the one and not the
-//     other and that this plan has not changed yet. Planning only: moving the data live is later work.
+//     other and that this plan has not changed yet. Planning only:
+//     moving the data live is later work.
 // A shard changes at most once per plan, so its epoch moves by at most 1.
 // Nothing changes when nothing needs to (the map comes back equal, no
 // epoch moves, no change lines).
