@@ -170,9 +170,18 @@ Status EtcdProcess::WaitHealthy(std::chrono::milliseconds timeout) {
                              std::to_string(timeout.count()) + " ms");
 }
 
+void EtcdProcess::Pause() {
+  if (pid_ > 0) kill(pid_, SIGSTOP);
+}
+
+void EtcdProcess::Resume() {
+  if (pid_ > 0) kill(pid_, SIGCONT);
+}
+
 void EtcdProcess::Stop() {
   if (pid_ <= 0) return;
   kill(pid_, SIGTERM);
+  kill(pid_, SIGCONT);  // a paused etcd cannot act on SIGTERM
   const auto deadline = Clock::now() + std::chrono::seconds(5);
   int wstatus = 0;
   while (waitpid(pid_, &wstatus, WNOHANG) == 0) {

@@ -51,6 +51,10 @@ class EtcdProcess {
   // SIGTERM, reap (SIGKILL after 5 s). Keeps the data. Idempotent.
   void Stop();
   bool running() const { return pid_ > 0; }
+  // SIGSTOP / SIGCONT: etcd hangs (connections accepted by the kernel,
+  // never answered) and comes back. Stop() resumes a paused etcd first.
+  void Pause();
+  void Resume();
 
   Endpoint endpoint() const {
     return {"127.0.0.1", std::to_string(client_port_)};

@@ -1,0 +1,66 @@
+// kv::cluster::EtcdKeys: where a cluster's state lives in etcd
+// (docs/cluster.md, "Keys in etcd"). Everything of cluster <name> is under
+// one prefix:
+//
+//   /rpkv/<name>/map          the ClusterMap JSON (cluster_map.h)
+//   /rpkv/<name>/nodes/<id>   a node's registration, on its lease
+//                             (node_registration.h)
+//   /rpkv/<name>/controller   the controller election key, on the
+//                             controller's lease: its node id in decimal
+//
+// A cluster name is 1..64 of [a-z0-9_-] (no '/', so one cluster's prefix
+// is never inside another's). Node ids are 1..2^32-1, written in decimal
+// without sign or leading zeros, so each id has exactly one key.
+//
+// Thread-safety: a value; const methods may be called concurrently.
+#ifndef KV_CLUSTER_ETCD_KEYS_H_
+#define KV_CLUSTER_ETCD_KEYS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "kv/status.h"
+
+namespace kv::cluster {
+
+// invalid_argument naming the problem unless `name` is 1..64 characters
+// of [a-z0-9_-].
+Status ValidateClusterName(std::string_view name);
+
+// Parses a node id written in decimal (1..2^32-1, no sign, no leading
+// zero). invalid_argument otherwise.
+Result<uint32_t> ParseNodeId(std::string_view text);
+
+class EtcdKeys {
+ public:
+  // Errors: invalid_argument for a bad cluster name.
+  static Result<EtcdKeys> ForCluster(std::string_view cluster_name);
+
+  const std::string& cluster() const { return cluster_; }
+  // "/rpkv/<name>/": every key of the cluster starts with it.
+  const std::string& prefix() const { return prefix_; }
+  std::string map() const { return prefix_ + "map"; }
+  std::string controller() const { return prefix_ + "controller"; }
+  // "/rpkv/<name>/nodes/": what GetPrefix and Watch take for the nodes.
+  std::string nodes_prefix() const { return prefix_ + "nodes/"; }
+  // "/rpkv/<name>/nodes/<id>". `node_id` must not be 0.
+  std::string node(uint32_t node_id) const;
+
+  // The node id of a key under nodes_prefix(). Keys come from etcd, which
+  // anyone with access can write: invalid_argument for a key outside the
+  // prefix, an empty, signed, zero-padded, non-decimal, zero or too large
+  // id, or anything after it.
+  Result<uint32_t> NodeIdOf(std::string_view key) const;
+
+ private:
+  EtcdKeys(std::string cluster, std::string prefix)
+      : cluster_(std::move(cluster)), prefix_(std::move(prefix)) {}
+
+  std::string cluster_;
+  std::string prefix_;
+};
+
+}  // namespace kv::cluster
+
+#endif  // KV_CLUSTER_ETCD_KEYS_H_

@@ -1,0 +1,90 @@
+// kv::cluster::PlanPlacement: the controller's decisions as one pure
+// function (docs/cluster.md, "The controller"): from the current map, the
+// live nodes and the desired keyspaces, the next map and what changed.
+// No etcd, no clock, no randomness: the same input gives the same plan.
+//
+// The rules, applied in this order:
+//  1. Repair. A shard with replicas on dead nodes drops them (when the
+//     primary died, the first live backup becomes primary: the failover
+//     decision) and gets, per dropped replica, a live node that holds no
+//     replica of it if one exists (least loaded first, ties by node id).
+//     Its epoch is bumped once (ClusterMap::WithReplicas). A shard with no
+//     live replica stays as it is and is reported unavailable.
+//  2. Create. A desired keyspace absent from the map gets id max(ids)+1,
+//     its shards ids 0..n-1 with the 1024 slots split in contiguous, even
+//     ranges, and min(replicas, live nodes) replicas on distinct live
+//     nodes: primaries on the node with the fewest primaries, backups on
+//     the node with the fewest replicas (ties: fewer of the other kind,
+//     then the lower node id). Keyspaces in the map but not desired stay.
+//  3. Rebalance, only when asked: up to max_moves times, one replica moves
+//     from the most loaded live node (most replicas; ties: lower id) to the
+//     least loaded (fewest; ties: lower id) while they differ by 2 or more,
+//     taking the first shard (map order) that has the one and not the
+//     other and that this plan has not changed yet. Planning only:
+//     moving the data live is later work.
+// A shard changes at most once per plan, so its epoch moves by at most 1.
+// Nothing changes when nothing needs to (the map comes back equal, no
+// epoch moves, no change lines).
+//
+// Thread-safety: a pure function.
+#ifndef KV_CLUSTER_PLACEMENT_H_
+#define KV_CLUSTER_PLACEMENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kv/cluster/cluster_map.h"
+#include "kv/status.h"
+
+namespace kv::cluster {
+
+// A keyspace the cluster should have.
+struct KeyspaceSpec {
+  std::string name;       // kv/keyspace_name.h rules
+  uint32_t shards = 1;    // 1..1024
+  uint32_t replicas = 1;  // 1..ClusterMap::kMaxReplicas
+};
+
+struct PlacementRequest {
+  std::vector<uint32_t> live_nodes;  // any order; duplicates ignored
+  std::vector<KeyspaceSpec> desired;
+  bool rebalance = false;
+  uint32_t max_moves = 1;  // per call, when rebalancing
+};
+
+struct ShardRef {
+  std::string keyspace;
+  uint32_t shard = 0;
+  bool operator==(const ShardRef&) const = default;
+};
+
+struct Placement {
+  ClusterMap map;
+  // What changed, one human-readable line each, in the order applied.
+  std::vector<std::string> changes;
+  // What could not be done (shards without a live replica, too few live
+  // nodes for the replica count, desired shape differing from the map's).
+  std::vector<std::string> problems;
+  std::vector<ShardRef> unavailable;  // shards with no live replica
+
+  bool changed() const { return !changes.empty(); }
+};
+
+// Errors:
+//   invalid_argument  node id 0 among the live nodes; a desired keyspace
+//                     with a bad name, 0 or more than 1024 shards, 0 or
+//                     more than kMaxReplicas replicas, or named twice;
+//   no_space          a shard's epoch cannot be bumped (at 2^32-1), or no
+//                     keyspace id is left, or the map would pass
+//                     ClusterMap::kMaxKeyspaces.
+Result<Placement> PlanPlacement(const ClusterMap& current,
+                                const PlacementRequest& request);
+
+// The slots of shard `i` of `n` (contiguous, sizes differing by at most
+// one, together covering 0..1023): [i*1024/n, (i+1)*1024/n - 1].
+std::pair<uint32_t, uint32_t> EvenSlotRange(uint32_t i, uint32_t n);
+
+}  // namespace kv::cluster
+
+#endif  // KV_CLUSTER_PLACEMENT_H_

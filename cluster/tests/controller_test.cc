@@ -1,0 +1,217 @@
+// Controller on a FakeEtcd and a FakeClock, with nodes registered through
+// Membership.
+#include "kv/cluster/controller.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster_test_util.h"
+#include "kv/cluster/membership.h"
+
+namespace kv::cluster {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeCluster;
+using testing::FaultyEtcd;
+using testing::WaitFor;
+
+constexpr char kMapKey[] = "/rpkv/c/map";
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  void AddNode(uint32_t id) {
+    Membership::Options o;
+    o.cluster = "c";
+    o.node_id = id;
+    o.address = "127.0.0.1:" + std::to_string(7000 + id);
+    o.lease.ttl = seconds(6);
+    o.clock = &f_.clock;
+    auto m = Membership::Join(f_.etcd, o, nullptr);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    nodes_[id] = std::move(*m);
+  }
+
+  Controller::Options Opts(uint32_t id) {
+    Controller::Options o;
+    o.cluster = "c";
+    o.node_id = id;
+    o.desired = {{"users", 4, 2}};
+    o.lease.ttl = seconds(6);
+    o.clock = &f_.clock;
+    o.poll = milliseconds(20);
+    return o;
+  }
+
+  std::optional<ClusterMap> Map() {
+    Range r = f_.etcd.Get(kMapKey).value();
+    if (r.kvs.empty()) return std::nullopt;
+    Result<ClusterMap> m = ClusterMap::Decode(r.kvs[0].value);
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    return m.ok() ? std::optional<ClusterMap>(*m) : std::nullopt;
+  }
+
+  // Advances both clocks in 1 s steps, letting `sleepers` keeper threads
+  // renew after each.
+  void Run(seconds total, int sleepers) {
+    for (int i = 0; i < total.count(); i++) {
+      f_.Advance(seconds(1));
+      ASSERT_TRUE(WaitFor([&] { return f_.clock.sleepers() >= sleepers; }));
+    }
+  }
+
+  bool MapWithout(uint32_t node) {
+    std::optional<ClusterMap> m = Map();
+    if (!m) return false;
+    for (const auto& ks : m->keyspaces()) {
+      for (const auto& s : ks.shards) {
+        for (uint32_t r : s.replicas) {
+          if (r == node) return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  FakeCluster f_;
+  std::map<uint32_t, std::unique_ptr<Membership>> nodes_;
+};
+
+TEST_F(ControllerTest, CreatesTheMapForTheDesiredKeyspaces) {
+  for (uint32_t id : {1, 2, 3}) AddNode(id);
+  auto c = Controller::Start(f_.etcd, Opts(1));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(WaitFor([&] { return Map().has_value(); }));
+  ClusterMap m = *Map();
+  ASSERT_EQ(m.keyspaces().size(), 1u);
+  EXPECT_EQ(m.keyspaces()[0].name, "users");
+  EXPECT_EQ(m.keyspaces()[0].shards.size(), 4u);
+  for (const Shard& s : m.keyspaces()[0].shards) {
+    EXPECT_EQ(s.replicas.size(), 2u);
+  }
+  ASSERT_TRUE(WaitFor([&] { return (*c)->stats().passes >= 2; }));
+  Controller::Stats st = (*c)->stats();
+  EXPECT_EQ(st.writes, 1);  // the pass after its own write changes nothing
+  EXPECT_EQ(st.last_changes.size(), 1u);
+  EXPECT_TRUE(st.last_error.empty()) << st.last_error;
+}
+
+TEST_F(ControllerTest, ReassignsADeadNodesShards) {
+  for (uint32_t id : {1, 2, 3}) AddNode(id);
+  auto c = Controller::Start(f_.etcd, Opts(1));
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(WaitFor([&] { return Map().has_value(); }));
+  const ClusterMap before = *Map();
+  nodes_.erase(3);                  // crashes: no Leave, its lease expires
+  Run(seconds(7), /*sleepers=*/6);  // 2 memberships + the election
+  ASSERT_TRUE(WaitFor([&] { return MapWithout(3); }));
+  ClusterMap after = *Map();
+  const auto& old_shards = before.keyspaces()[0].shards;
+  const auto& new_shards = after.keyspaces()[0].shards;
+  for (size_t i = 0; i < new_shards.size(); i++) {
+    const bool had3 = std::count(old_shards[i].replicas.begin(),
+                                 old_shards[i].replicas.end(), 3u) > 0;
+    EXPECT_EQ(new_shards[i].epoch, old_shards[i].epoch + (had3 ? 1 : 0));
+    EXPECT_EQ(new_shards[i].replicas.size(), 2u);  // nodes 1 and 2
+  }
+}
+
+TEST_F(ControllerTest, LosesATxnRaceAndRetriesOnAFreshRead) {
+  AddNode(1);
+  FaultyEtcd racy(f_.etcd);
+  // Just before the controller's first map write, someone else writes one.
+  const ClusterMap theirs =
+      ClusterMap::Build({{"other", 7, {{0, 1, {1}, {{0, 1023}}}}}}).value();
+  racy.SetBeforeTxnPutting(kMapKey, [&] {
+    ASSERT_TRUE(f_.etcd.Put(kMapKey, theirs.Encode()).ok());
+  });
+  auto c = Controller::Start(racy, Opts(1));
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(WaitFor([&] {
+    std::optional<ClusterMap> m = Map();
+    return m && m->Find("users") != nullptr;
+  }));
+  ClusterMap m = *Map();
+  ASSERT_NE(m.Find("other"), nullptr);  // not overwritten
+  EXPECT_EQ(m.Find("users")->id, 8u);   // planned on the fresh read
+  // The map can be seen in etcd just before the writer counts it.
+  ASSERT_TRUE(WaitFor([&] { return (*c)->stats().writes == 1; }));
+  Controller::Stats st = (*c)->stats();
+  EXPECT_EQ(st.lost_races, 1);
+  EXPECT_EQ(st.writes, 1);
+}
+
+TEST_F(ControllerTest, TwoControllersNeverBothWrite) {
+  for (uint32_t id : {1, 2, 3}) AddNode(id);
+  FaultyEtcd a_link(f_.etcd), b_link(f_.etcd);
+  auto a = Controller::Start(a_link, Opts(1));
+  auto b = Controller::Start(b_link, Opts(2));
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(WaitFor([&] { return Map().has_value(); }));
+  const bool a_leads = (*a)->election().terms_won() == 1;
+  Controller& leader = a_leads ? **a : **b;
+  Controller& follower = a_leads ? **b : **a;
+  FaultyEtcd& follower_link = a_leads ? b_link : a_link;
+  EXPECT_EQ(follower.election().terms_won(), 0);
+  // A node dies: the leader rewrites the map, the follower does nothing.
+  nodes_.erase(3);
+  Run(seconds(7), /*sleepers=*/8);  // 2 memberships, 2 election leases
+  ASSERT_TRUE(WaitFor([&] { return MapWithout(3); }));
+  EXPECT_EQ(follower_link.TxnsPutting(kMapKey), 0);
+  EXPECT_EQ(follower.stats().passes, 0);
+  EXPECT_TRUE(WaitFor([&] { return leader.stats().writes == 2; }));
+  // The leader stops: the follower takes over and serves the next change.
+  leader.Stop();
+  ASSERT_TRUE(WaitFor(
+      [&] { return follower.election().Leading(f_.clock.Now()).has_value(); }));
+  nodes_.erase(2);
+  Run(seconds(7), /*sleepers=*/4);
+  ASSERT_TRUE(WaitFor([&] { return MapWithout(2); }));
+  EXPECT_TRUE(WaitFor([&] { return follower.stats().writes >= 1; }));
+}
+
+TEST_F(ControllerTest, GarbageMapIsReportedNotOverwritten) {
+  AddNode(1);
+  ASSERT_TRUE(f_.etcd.Put(kMapKey, "{not json").ok());
+  auto c = Controller::Start(f_.etcd, Opts(1));
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return (*c)->stats().last_error.find("does not decode") !=
+           std::string::npos;
+  }));
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_EQ(f_.etcd.Get(kMapKey)->kvs.at(0).value, "{not json");
+  EXPECT_EQ((*c)->stats().writes, 0);
+  // A person deletes it: the controller writes a fresh map.
+  ASSERT_TRUE(f_.etcd.Delete(kMapKey).ok());
+  ASSERT_TRUE(WaitFor([&] { return Map().has_value(); }));
+}
+
+TEST_F(ControllerTest, StopReturnsPromptlyAndResigns) {
+  AddNode(1);
+  auto c = Controller::Start(f_.etcd, Opts(1));
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(WaitFor([&] { return Map().has_value(); }));
+  const auto t = std::chrono::steady_clock::now();
+  (*c)->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t, milliseconds(1000));
+  EXPECT_TRUE(f_.etcd.Get("/rpkv/c/controller")->kvs.empty());
+  (*c)->Stop();  // idempotent
+}
+
+TEST_F(ControllerTest, BadOptionsAreRefused) {
+  Controller::Options o = Opts(1);
+  o.desired = {{"users", 0, 1}};
+  EXPECT_EQ(Controller::Start(f_.etcd, o).status().code(),
+            StatusCode::kInvalidArgument);
+  o = Opts(0);
+  EXPECT_EQ(Controller::Start(f_.etcd, o).status().code(),
+            StatusCode::kInvalidArgument);
+  o = Opts(1);
+  o.max_txn_attempts = 0;
+  EXPECT_EQ(Controller::Start(f_.etcd, o).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace kv::cluster
