@@ -2,7 +2,8 @@
 // lifecycle itself is Server's.
 //
 // Exit codes: 0 clean shutdown (SIGTERM/SIGINT), 2 bad command line,
-// 3 runtime failure (pool busy or damaged, cannot listen, bad access keys).
+// 3 runtime failure (pool busy or damaged, cannot listen, bad access keys,
+// cannot join the cluster, fenced: its cluster lease lapsed).
 #include <gflags/gflags.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -17,11 +18,24 @@
 #include <thread>
 #include <vector>
 
+#include "cluster_node.h"
 #include "kv/server/server_options.h"
 #include "log.h"
 #include "server.h"
 
 DEFINE_string(pool, "", "path of the pool file (created when missing)");
+DEFINE_string(cluster, "",
+              "join the rpkv cluster kept in this etcd "
+              "(etcd://HOST:PORT[,HOST:PORT...]; needs --node_id): register "
+              "on a lease, stand for controller (docs/cluster.md)");
+DEFINE_uint32(node_id, 0, "this node's id in the cluster (1.., unique)");
+DEFINE_string(cluster_name, "rpkv",
+              "the cluster's name: its keys in etcd are under /rpkv/NAME/");
+DEFINE_string(advertise, "",
+              "host:port clients reach this node at (default: --listen)");
+DEFINE_uint32(lease_ttl_s, 5,
+              "the cluster lease's TTL in seconds (2..60): a node that "
+              "cannot renew it for TTL minus a margin fences itself");
 DEFINE_string(pool_size, "1G",
               "size of a pool this server creates (K/M/G/T suffixes)");
 DEFINE_string(listen, "127.0.0.1:7400", "address to accept clients on");
@@ -210,6 +224,12 @@ int BuildOptions(kv::server::ServerOptions* out) {
   o->spin_us = FLAGS_spin_us;
   o->group_commit = FLAGS_group_commit;
   o->info_all_keyspaces = FLAGS_info_all_keyspaces;
+  if (FLAGS_cluster.empty() != (FLAGS_node_id == 0)) {
+    return Usage("--cluster and --node_id go together");
+  }
+  if (FLAGS_lease_ttl_s < 2 || FLAGS_lease_ttl_s > 60) {
+    return Usage("--lease_ttl_s must be 2..60");
+  }
   kv::Status st = kv::server::ValidateServerOptions(*o);
   if (!st.ok()) return Usage(st.message());
   *out = std::move(o).value();
@@ -287,8 +307,44 @@ int main(int argc, char** argv) {
     kv::server::Logf("cannot start: %s%s", st.ToString().c_str(), hint.c_str());
     return kExitRuntime;
   }
+  std::unique_ptr<kv::server::ClusterNode> node;
+  if (!FLAGS_cluster.empty()) {
+    kv::server::ClusterNode::Options c;
+    c.etcd = FLAGS_cluster;
+    c.cluster_name = FLAGS_cluster_name;
+    c.node_id = FLAGS_node_id;
+    c.address = FLAGS_advertise.empty() ? FLAGS_listen : FLAGS_advertise;
+    c.lease_ttl = std::chrono::seconds(FLAGS_lease_ttl_s);
+    auto joined = kv::server::ClusterNode::Start(c, [] {
+      kv::server::Log(
+          "fenced: the cluster lease was not renewed before its deadline; "
+          "stopping");
+      OnSignal(0);
+    });
+    if (!joined.ok()) {
+      kv::server::Logf("cannot join cluster '%s' at %s as node %u: %s",
+                       FLAGS_cluster_name.c_str(), FLAGS_cluster.c_str(),
+                       FLAGS_node_id, joined.status().ToString().c_str());
+      return kExitRuntime;
+    }
+    node = std::move(joined).value();
+    kv::server::Logf("joined cluster '%s' as node %u (%s); no shards yet",
+                     FLAGS_cluster_name.c_str(), FLAGS_node_id,
+                     c.address.c_str());
+  }
   (*server)->Run(g_stop_fd);
+  const bool fenced = node && node->fenced();
+  if (node && !fenced) {
+    kv::Status left = node->Leave();
+    if (!left.ok()) {
+      kv::server::Logf(
+          "leaving the cluster: %s (the registration goes when "
+          "its lease expires)",
+          left.ToString().c_str());
+    }
+  }
+  node.reset();
   server->reset();
-  kv::server::Log("stopped");
-  return 0;
+  kv::server::Log(fenced ? "stopped: fenced" : "stopped");
+  return fenced ? kExitRuntime : 0;
 }
