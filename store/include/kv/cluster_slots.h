@@ -12,6 +12,8 @@
 #define KV_CLUSTER_SLOTS_H_
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace kv {
 
@@ -20,6 +22,34 @@ inline constexpr int kSlotShift = 16;
 
 constexpr uint32_t SlotOf(uint64_t key_hash) {
   return static_cast<uint32_t>(key_hash >> kSlotShift) & (kSlotCount - 1);
+}
+
+// A shard of a cluster keyspace is a keyspace of its node's pool, named
+// and numbered from the cluster keyspace's name and id and the shard's id
+// (docs/cluster.md, "Shards in a pool"). Both forms are injective: the
+// name ends in ".s" and the shard id in decimal without leading zeros, so
+// the last ".s" splits it back; the id is ks_id * 1024 + shard.
+// Every node computes the same name and id, so a shard's records (which
+// carry the id under their CRC) are byte-identical wherever it lives.
+inline constexpr uint32_t kMaxShardId = kSlotCount - 1;  // ids 0..1023
+// ".s1023" is 6 bytes: a cluster keyspace name leaves room for it within
+// the 63 bytes of a pool keyspace name (keyspace_name.h).
+inline constexpr size_t kMaxClusterKeyspaceNameSize = 57;
+// ks_id * 1024 + 1023 must fit a u32 keyspace id.
+inline constexpr uint32_t kMaxClusterKeyspaceId = UINT32_MAX / kSlotCount;
+
+// Preconditions: shard <= kMaxShardId; name of at most
+// kMaxClusterKeyspaceNameSize bytes.
+inline std::string ShardKeyspaceName(std::string_view name, uint32_t shard) {
+  std::string s(name);
+  s += ".s";
+  s += std::to_string(shard);
+  return s;
+}
+
+// Preconditions: 1 <= ks_id <= kMaxClusterKeyspaceId, shard <= kMaxShardId.
+constexpr uint32_t ShardKeyspaceId(uint32_t ks_id, uint32_t shard) {
+  return ks_id * kSlotCount + shard;
 }
 
 static_assert((kSlotCount & (kSlotCount - 1)) == 0, "a power of two");
