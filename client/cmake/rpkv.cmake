@@ -7,7 +7,8 @@
 # ours carries the SONAME librpma.so.0 of the real librpma 1.x, and
 # installing it into a prefix would shadow a system librpma for every other
 # program there. Linked in, librpkv.so needs only system libraries
-# (libibverbs, librdmacm, libpmem2, libstdc++).
+# (libibverbs, librdmacm, libpmem2, libcurl, libstdc++). The cluster
+# client's objects (kv_cluster: etcd over libcurl) are linked in too.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -15,7 +16,8 @@ include(CMakePackageConfigHelpers)
 target_sources(kv_client PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/c_api.cc)
 
 add_library(rpkv SHARED
-  $<TARGET_OBJECTS:kv_client> $<TARGET_OBJECTS:rpma_objs>)
+  $<TARGET_OBJECTS:kv_client> $<TARGET_OBJECTS:kv_cluster>
+  $<TARGET_OBJECTS:rpma_objs>)
 target_include_directories(rpkv PUBLIC
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/store/include>
@@ -25,7 +27,7 @@ target_include_directories(rpkv PUBLIC
 target_compile_features(rpkv INTERFACE cxx_std_17)
 # What kv_client and rpma_objs link, minus rpma itself (linked in above).
 target_link_libraries(rpkv PRIVATE PkgConfig::IBVERBS PkgConfig::RDMACM
-                      PkgConfig::PMEM2 Threads::Threads)
+                      PkgConfig::PMEM2 CURL::libcurl Threads::Threads)
 target_link_options(rpkv PRIVATE
   -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/src/librpkv.map)
 if(NOT RPKV_SANITIZE)

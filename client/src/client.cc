@@ -5,6 +5,7 @@
 
 #include "client_state.h"
 #include "kv/protocol.h"
+#include "router.h"
 
 namespace kv {
 
@@ -64,11 +65,19 @@ Client::Client(ClientOptions options, std::unique_ptr<Connection> conn)
     : options_(std::move(options)),
       state_(std::make_unique<ClientState>(std::move(conn), options_)) {}
 
+Client::Client(ClientOptions options, std::unique_ptr<Router> router)
+    : options_(std::move(options)), router_(std::move(router)) {}
+
 Client::~Client() = default;
 
 Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   if (options.max_inflight == 0) {
     return Status::InvalidArgument("max_inflight must be at least 1");
+  }
+  if (!options.cluster.empty()) {
+    Result<std::unique_ptr<Router>> r = Router::Open(options);
+    if (!r.ok()) return r.status();
+    return std::unique_ptr<Client>(new Client(options, std::move(*r)));
   }
   Result<std::unique_ptr<Connection>> c = Connection::Open(options);
   if (!c.ok()) return c.status();
@@ -76,16 +85,22 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
 }
 
 ClientStats Client::stats() const {
+  if (router_) return router_->stats();
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->engine.stats();
 }
 
 uint32_t Client::max_value_size() const {
+  if (router_) return router_->max_value_size();
   return state_->conn->accept().max_value_size;
 }
 
 Status Client::Put(std::string_view key, std::string_view value,
                    const WriteOptions& options) {
+  if (router_) {
+    return router_->OnKey(
+        key, [&](Client& c) { return c.Put(key, value, options); });
+  }
   Op op = WriteOp(Op::Kind::kPut, key, value, options);
   Status st = RunOne(state_.get(), &op);
   if (st.ok() && options.version != nullptr) {
@@ -96,6 +111,10 @@ Status Client::Put(std::string_view key, std::string_view value,
 
 Status Client::Delete(std::string_view key, const WriteOptions& options,
                       bool* had_previous) {
+  if (router_) {
+    return router_->OnKey(
+        key, [&](Client& c) { return c.Delete(key, options, had_previous); });
+  }
   Op op = WriteOp(Op::Kind::kDelete, key, {}, options);
   Status st = RunOne(state_.get(), &op);
   if (st.ok() && had_previous != nullptr) *had_previous = op.had_previous;
@@ -107,6 +126,10 @@ Status Client::Delete(std::string_view key, const WriteOptions& options,
 
 Status Client::Get(std::string_view key, std::string* value,
                    KeyVersion* version) {
+  if (router_) {
+    return router_->OnKey(
+        key, [&](Client& c) { return c.Get(key, value, version); });
+  }
   Op op;
   op.kind = Op::Kind::kGet;
   op.key = key;
@@ -144,6 +167,7 @@ Result<bool> Client::Exists(std::string_view key) {
 }
 
 Result<std::string> Client::Info(InfoTopic topic) {
+  if (router_) return router_->Info(topic);
   Op op;
   op.kind = Op::Kind::kInfo;
   op.info_topic = static_cast<uint8_t>(topic);
@@ -153,6 +177,7 @@ Result<std::string> Client::Info(InfoTopic topic) {
 }
 
 Result<std::chrono::nanoseconds> Client::Ping() {
+  if (router_) return router_->Ping();
   Op op;
   op.kind = Op::Kind::kInfo;
   op.info_topic = static_cast<uint8_t>(protocol::InfoTopic::kPing);
@@ -164,6 +189,7 @@ Result<std::chrono::nanoseconds> Client::Ping() {
 }
 
 Status Client::Execute(Batch* batch) {
+  if (router_) return router_->Execute(batch);
   std::vector<Op> ops(batch->ops_.size());
   std::vector<Op*> ptrs;
   ptrs.reserve(ops.size());

@@ -161,6 +161,7 @@ Status Connection::Connect() {
       (options_.create_if_missing ? pr::kConnectCreate : 0) |
       (hello ? pr::kConnectHello : 0));
   if (!hello) cd.name = options_.keyspace;
+  cd.map_epoch = options_.map_epoch;
   KV_RETURN_IF_ERROR(Dial(cd));
   if (accept_.admit == pr::Admit::kHelloRequired) {
     KV_RETURN_IF_ERROR(Hello());
@@ -171,6 +172,7 @@ Status Connection::Connect() {
       Hangup();
       pr::Connect again;
       again.flags = pr::kConnectTicket;
+      again.map_epoch = options_.map_epoch;
       again.name.assign(reinterpret_cast<const char*>(accept_.ticket),
                         pr::kTicketSize);
       KV_RETURN_IF_ERROR(Dial(again));
@@ -306,6 +308,8 @@ Status Connection::StatusOfAdmission(const pr::Accept& a) const {
       return Status::Unavailable(server_ + " is shutting down" + why);
     case pr::Admit::kNoSpace:
       return Status::NoSpace(ks + " has no free log segment to grant" + why);
+    case pr::Admit::kWrongShard:
+      return Status::WrongShard(server_ + " does not serve " + ks + why);
     case pr::Admit::kBadVersion:
       return Status::Unavailable(server_ + " refused protocol version " +
                                  std::to_string(pr::kVersion) + why);

@@ -24,6 +24,7 @@
 #include "kv/client/client.h"
 #include "kv/index_format.h"
 #include "kv/record_format.h"
+#include "router.h"
 
 namespace kv {
 namespace {
@@ -201,6 +202,7 @@ Status ScanSlots(
 Status Client::Scan(
     std::string_view prefix, size_t limit,
     const std::function<bool(std::string_view, std::string_view)>& fn) {
+  if (router_) return router_->Scan(prefix, limit, fn);
   // Holds the lock throughout: no other operation shares the arena.
   std::lock_guard<std::mutex> lock(state_->mu);
   Connection* c = state_->conn.get();
@@ -223,6 +225,7 @@ Result<uint64_t> Client::ScanPage(
     uint64_t cursor, std::string_view prefix, size_t count,
     const std::function<void(std::string_view key, std::string_view value)>&
         fn) {
+  if (router_) return router_->ScanPage(cursor, prefix, count, fn);
   std::lock_guard<std::mutex> lock(state_->mu);
   Connection* c = state_->conn.get();
   if (c->failed()) return c->failure();

@@ -17,11 +17,13 @@ std::string ShortReason(const std::string& message) {
 }  // namespace
 
 Admission::Admission(KeyspaceTable* keyspaces, const AccessKeys* keys,
-                     bool allow_create, AuthDelay* delay)
+                     bool allow_create, AuthDelay* delay,
+                     const ShardTable* shards)
     : keyspaces_(keyspaces),
       keys_(keys),
       allow_create_(allow_create),
-      delay_(delay) {}
+      delay_(delay),
+      shards_(shards) {}
 
 bool Admission::ParseConnect(const void* data, size_t len, ConnectRequest* out,
                              Refusal* refusal) {
@@ -68,6 +70,17 @@ OpenKeyspace* Admission::Resolve(std::string_view name, bool create,
       refusal->reason = "wrong access key for keyspace " + quoted;
       return nullptr;
     }
+  }
+  if (shards_ != nullptr) {
+    // A cluster node serves the shards the map gives it, which it made
+    // itself (cluster_node.h); a client names one and creates nothing.
+    Status owned = shards_->CheckAdmit(name, nullptr);
+    if (!owned.ok()) {
+      refusal->admit = protocol::Admit::kWrongShard;
+      refusal->reason = owned.message();
+      return nullptr;
+    }
+    create = false;
   }
   bool created = false;
   Result<OpenKeyspace*> ks =

@@ -21,6 +21,7 @@
 #include "auth_delay.h"
 #include "keyspace_table.h"
 #include "kv/protocol.h"
+#include "shard_table.h"
 
 namespace kv::server {
 
@@ -40,8 +41,11 @@ struct ConnectRequest {
 class Admission {
  public:
   // `delay` (may be null: none) slows down wrong access keys.
+  // `shards` (may be null: a single server): in a cluster, only the
+  // shards this node serves are admitted (wrong_shard otherwise) and no
+  // client creates a keyspace.
   Admission(KeyspaceTable* keyspaces, const AccessKeys* keys, bool allow_create,
-            AuthDelay* delay = nullptr);
+            AuthDelay* delay = nullptr, const ShardTable* shards = nullptr);
 
   // Decodes connect private data (`data` may be null: none was sent).
   static bool ParseConnect(const void* data, size_t len, ConnectRequest* out,
@@ -60,6 +64,7 @@ class Admission {
   const AccessKeys* const keys_;
   const bool allow_create_;
   AuthDelay* const delay_;
+  const ShardTable* const shards_;
 };
 
 // Accept private data for a refusal (and the WELCOME of a refused HELLO).

@@ -2,15 +2,24 @@
 
 #include <chrono>
 
+#include "kv/cluster/cluster_map.h"
 #include "kv/cluster/controller.h"
 #include "kv/cluster/etcd_http.h"
+#include "kv/cluster/map_watcher.h"
 #include "kv/cluster/membership.h"
+#include "kv/cluster_slots.h"
+#include "log.h"
 
 namespace kv::server {
 
+ClusterNode::ClusterNode(Options options) : options_(std::move(options)) {}
+
 Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     const Options& options, std::function<void()> on_fence) {
-  std::unique_ptr<ClusterNode> node(new ClusterNode());
+  if (options.shards == nullptr || !options.ensure_shard) {
+    return Status::InvalidArgument("a cluster node needs its shard table");
+  }
+  std::unique_ptr<ClusterNode> node(new ClusterNode(options));
   Result<std::unique_ptr<cluster::EtcdHttp>> etcd =
       cluster::EtcdHttp::Open(options.etcd);
   if (!etcd.ok()) return etcd.status();
@@ -28,6 +37,27 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(
       cluster::Membership::Join(*node->etcd_, m, std::move(on_fence));
   if (!membership.ok()) return membership.status();
   node->membership_ = std::move(membership).value();
+  cluster::Membership* member = node->membership_.get();
+  options.shards->SetLeaseCheck(
+      [member] { return member->Alive(std::chrono::steady_clock::now()); });
+
+  // The shards this node serves follow the map from now on (the first
+  // read is applied before Start returns).
+  cluster::MapWatcher::Options w;
+  w.cluster = options.cluster_name;
+  w.on_map = [raw = node.get()](const cluster::ClusterMap& map,
+                                int64_t revision) {
+    raw->Apply(map, revision);
+  };
+  w.on_error = [](const Status& st) {
+    Logf("cluster map: %s", st.ToString().c_str());
+  };
+  auto watcher = cluster::MapWatcher::Start(*node->etcd_, w);
+  if (!watcher.ok()) {
+    (void)node->membership_->Leave();
+    return watcher.status();
+  }
+  node->watcher_ = std::move(watcher).value();
 
   // Every node is a candidate; the elected one keeps the map (no desired
   // keyspaces yet: it repairs replica sets of a map an operator wrote).
@@ -37,6 +67,7 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(
   c.lease.ttl = options.lease_ttl;
   auto controller = cluster::Controller::Start(*node->etcd_, c);
   if (!controller.ok()) {
+    node->watcher_->Stop();
     (void)node->membership_->Leave();
     return controller.status();
   }
@@ -48,7 +79,64 @@ ClusterNode::~ClusterNode() {
   // Declaration order would destroy the controller first anyway; the
   // explicit reset documents that both go before the etcd client.
   controller_.reset();
+  watcher_.reset();
   membership_.reset();
+}
+
+void ClusterNode::Apply(const cluster::ClusterMap& map, int64_t revision) {
+  struct Wanted {
+    std::string name;
+    uint32_t id;
+    uint32_t epoch;
+  };
+  std::vector<Wanted> wanted;
+  for (const cluster::KeyspaceShards& ks : map.keyspaces()) {
+    for (const cluster::Shard& shard : ks.shards) {
+      if (shard.primary() != options_.node_id) continue;
+      if (ks.name.size() > kMaxClusterKeyspaceNameSize ||
+          ks.id > kMaxClusterKeyspaceId || shard.id > kMaxShardId) {
+        Logf(
+            "cluster map revision %lld: keyspace '%s' shard %u cannot be "
+            "a pool keyspace (name over %zu bytes, id over %u or shard over "
+            "%u): not served",
+            static_cast<long long>(revision), ks.name.c_str(), shard.id,
+            kMaxClusterKeyspaceNameSize, kMaxClusterKeyspaceId, kMaxShardId);
+        continue;
+      }
+      wanted.push_back({ShardKeyspaceName(ks.name, shard.id),
+                        ShardKeyspaceId(ks.id, shard.id), shard.epoch});
+    }
+  }
+  const ShardTable::Owned before = options_.shards->owned();
+  uint32_t to_make = 0;
+  for (const Wanted& w : wanted) to_make += before.count(w.name) ? 0 : 1;
+  ShardTable::Owned owned;
+  for (const Wanted& w : wanted) {
+    const bool had = before.count(w.name) != 0;
+    if (!had) {
+      Status st = options_.ensure_shard(w.name, w.id, to_make);
+      if (to_make > 1) to_make--;
+      if (!st.ok()) {
+        Logf(
+            "shard '%s' (id %u) given to this node at map revision %lld "
+            "cannot be served: %s",
+            w.name.c_str(), w.id, static_cast<long long>(revision),
+            st.ToString().c_str());
+        continue;
+      }
+    }
+    if (!had || before.at(w.name) != w.epoch) {
+      Logf("serving shard '%s' at epoch %u (map revision %lld)", w.name.c_str(),
+           w.epoch, static_cast<long long>(revision));
+    }
+    owned.emplace(w.name, w.epoch);
+  }
+  for (const std::string& name : options_.shards->Set(std::move(owned))) {
+    Logf(
+        "shard '%s' is no longer this node's (map revision %lld): its "
+        "commits are refused with wrong_shard",
+        name.c_str(), static_cast<long long>(revision));
+  }
 }
 
 Status ClusterNode::Leave() {

@@ -3,15 +3,21 @@
 // lease (kv::cluster::Membership) and its candidacy for the controller
 // (kv::cluster::Controller: any node may take over the controller).
 //
-// What it does not do yet (issue 23, in progress): serve shards. A node
-// that joins takes no shards until the controller gives it some, and the
-// server does not take shards yet, so a cluster node serves its pool's
-// keyspaces as a single server does.
+// Shards (docs/cluster.md, "Serving shards"): a MapWatcher follows the
+// map; every shard whose primary is this node is made a keyspace of the
+// pool (kv/cluster_slots.h names and numbers it; created when missing)
+// and entered in the ShardTable with its epoch, which admission, COMMIT
+// and REFILL check. A node that joins takes no shards until the
+// controller gives it some. A shard the map takes away leaves the table
+// at once (its commits get wrong_shard; logged).
 //
-// Fencing: when the membership's deadline passes without a renewed lease
-// (etcd unreachable, the process stalled), `on_fence` is called once from
-// the membership's thread; kvserver then stops (exit 3, "fenced"), the
-// conservative answer until it serves shards it must give up.
+// Fencing: the ShardTable asks the membership whether the lease is alive
+// before it admits, decides or acknowledges anything, so from the
+// deadline on nothing is acknowledged. When the deadline passes without
+// a renewed lease (etcd unreachable, the process stalled), the table is
+// fenced and `on_fence` is called once from the membership's thread;
+// kvserver then stops (exit 3, "fenced"): its process ending disconnects
+// every session and takes the read registrations with it.
 //
 // Thread-safety: Start, Leave and the destructor from one thread;
 // fenced() from any.
@@ -25,10 +31,13 @@
 #include <string>
 
 #include "kv/status.h"
+#include "shard_table.h"
 
 namespace kv::cluster {
+class ClusterMap;
 class Controller;
 class EtcdHttp;
+class MapWatcher;
 class Membership;
 }  // namespace kv::cluster
 
@@ -42,6 +51,11 @@ class ClusterNode {
     uint32_t node_id = 0;      // 1..
     std::string address;       // host:port clients reach this node at
     std::chrono::seconds lease_ttl{5};
+    ShardTable* shards = nullptr;  // required; outlives the node
+    // Makes sure the pool has shard keyspace `name` with `id`
+    // (Server::EnsureShard); `share`: shards still to make in this round.
+    std::function<Status(const std::string& name, uint32_t id, uint32_t share)>
+        ensure_shard;
   };
 
   // Opens the etcd client, joins (registration on a lease, keepalive at
@@ -61,9 +75,14 @@ class ClusterNode {
   bool fenced() const;
 
  private:
-  ClusterNode() = default;
+  explicit ClusterNode(Options options);
+  // The map watcher's callback: serve what the map gives this node.
+  void Apply(const kv::cluster::ClusterMap& map, int64_t revision);
+
+  const Options options_;
   std::unique_ptr<kv::cluster::EtcdHttp> etcd_;
   std::unique_ptr<kv::cluster::Membership> membership_;
+  std::unique_ptr<kv::cluster::MapWatcher> watcher_;
   std::unique_ptr<kv::cluster::Controller> controller_;
 };
 

@@ -15,9 +15,11 @@ KeyspaceTable::KeyspaceTable(store::Pool* pool, ibv_context* device,
 KeyspaceTable::~KeyspaceTable() { Close(); }
 
 Status KeyspaceTable::CreateIn(store::Pool* pool, std::string_view name,
-                               const CreateOptions& create) {
+                               const CreateOptions& create, uint32_t id,
+                               uint32_t share) {
   store::PoolInfo info = pool->Info();
   store::KeyspaceOptions o;
+  o.id = id;
   o.segment_size = create.segment_size;
   o.index_capacity = create.index_capacity;
   // The default value limit, or what a segment holds next to the largest
@@ -25,8 +27,9 @@ Status KeyspaceTable::CreateIn(store::Pool* pool, std::string_view name,
   const uint64_t fits = create.segment_size - record_format::kHeaderSize -
                         record_format::kMaxKeySize - 64;
   if (fits < o.max_value_size) o.max_value_size = static_cast<uint32_t>(fits);
-  // Half of what is left (store/keyspace_sizing.h, as kvadmin).
-  o.log_size = store::DefaultLogSize(info.largest_free, o);
+  // Half of what is left (store/keyspace_sizing.h, as kvadmin), or of
+  // this keyspace's share of it.
+  o.log_size = store::DefaultLogSize(info.largest_free / share, o);
   if (o.log_size == 0) {
     return Status::NoSpace("pool has no room for another keyspace (" +
                            std::to_string(info.largest_free) + " bytes free)");
@@ -50,6 +53,21 @@ Result<OpenKeyspace*> KeyspaceTable::Get(std::string_view name, bool create,
   }
   if (!ks.ok()) return ks.status();
   return Register(std::move(ks).value());
+}
+
+Status KeyspaceTable::EnsureShard(std::string_view name, uint32_t id,
+                                  uint32_t share) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::shared_ptr<store::Keyspace>> ks = pool_->GetKeyspace(name);
+  if (ks.ok()) {
+    if ((*ks)->id() == id) return Status::Ok();
+    return Status::Corruption(
+        "the pool's keyspace '" + std::string(name) + "' has id " +
+        std::to_string((*ks)->id()) + ", the cluster map's shard has id " +
+        std::to_string(id) + ": this pool holds another cluster's data");
+  }
+  if (!ks.status().IsNotFound()) return ks.status();
+  return CreateIn(pool_, name, create_, id, share == 0 ? 1 : share);
 }
 
 Result<OpenKeyspace*> KeyspaceTable::Register(

@@ -66,8 +66,16 @@ class KeyspaceTable {
   Result<OpenKeyspace*> Get(std::string_view name, bool create, bool* created);
   // Creates `name` in the pool without opening it for remote access (the
   // server's `default` at pool creation).
+  // `id` 0: the pool picks one. The log gets half of 1/`share` (>= 1) of
+  // the pool's largest free extent.
   static Status CreateIn(store::Pool* pool, std::string_view name,
-                         const CreateOptions& create);
+                         const CreateOptions& create, uint32_t id = 0,
+                         uint32_t share = 1);
+  // A cluster shard (cluster_node.h): ok when the pool has keyspace
+  // `name` with id `id`, creating it (CreateIn with `share`) when missing.
+  // Errors: corruption (`name` exists with another id), no_space, others
+  // from the pool.
+  Status EnsureShard(std::string_view name, uint32_t id, uint32_t share);
   // Every keyspace opened so far.
   std::vector<OpenKeyspace*> All();
   // Names of every keyspace in the pool.

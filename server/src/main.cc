@@ -297,6 +297,13 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   RaiseFdLimit(options.max_connections);
+  // A cluster node serves only the shards the map gives it (none until
+  // the cluster is joined, and none once fenced).
+  std::unique_ptr<kv::server::ShardTable> shards;
+  if (!FLAGS_cluster.empty()) {
+    shards = std::make_unique<kv::server::ShardTable>(FLAGS_node_id);
+    options.shards = shards.get();
+  }
   auto server = kv::server::Server::Open(options);
   if (!server.ok()) {
     const kv::Status& st = server.status();
@@ -315,7 +322,14 @@ int main(int argc, char** argv) {
     c.node_id = FLAGS_node_id;
     c.address = FLAGS_advertise.empty() ? FLAGS_listen : FLAGS_advertise;
     c.lease_ttl = std::chrono::seconds(FLAGS_lease_ttl_s);
-    auto joined = kv::server::ClusterNode::Start(c, [] {
+    c.shards = shards.get();
+    kv::server::Server* raw = server->get();
+    c.ensure_shard = [raw](const std::string& name, uint32_t id,
+                           uint32_t share) {
+      return raw->EnsureShard(name, id, share);
+    };
+    auto joined = kv::server::ClusterNode::Start(c, [table = shards.get()] {
+      table->Fence();
       kv::server::Log(
           "fenced: the cluster lease was not renewed before its deadline; "
           "stopping");
@@ -328,9 +342,9 @@ int main(int argc, char** argv) {
       return kExitRuntime;
     }
     node = std::move(joined).value();
-    kv::server::Logf("joined cluster '%s' as node %u (%s); no shards yet",
+    kv::server::Logf("joined cluster '%s' as node %u (%s); serving %zu shards",
                      FLAGS_cluster_name.c_str(), FLAGS_node_id,
-                     c.address.c_str());
+                     c.address.c_str(), shards->owned().size());
   }
   (*server)->Run(g_stop_fd);
   const bool fenced = node && node->fenced();

@@ -67,9 +67,9 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   s->tickets_ = std::make_unique<Tickets>(options.ticket_lifetime);
   s->refusal_log_ =
       std::make_unique<RefusalLog>(std::chrono::milliseconds(1000));
-  s->admission_ =
-      std::make_unique<Admission>(s->keyspaces_.get(), s->keys_.get(),
-                                  options.allow_create, s->auth_delay_.get());
+  s->admission_ = std::make_unique<Admission>(
+      s->keyspaces_.get(), s->keys_.get(), options.allow_create,
+      s->auth_delay_.get(), options.shards);
   Worker::Options wo;
   wo.spin_us = options.spin_us;
   wo.stats = &s->stats_;
@@ -110,18 +110,23 @@ Status Server::OpenPool() {
     }
     pool = store::Pool::Create(options_.pool_path, options_.pool_size);
     if (!pool.ok()) return pool.status();
-    Status st = KeyspaceTable::CreateIn(
-        pool->get(), "default",
-        CreateOptions{options_.segment_size, options_.index_capacity});
+    // A cluster node's pool holds only the shards the map gives it.
+    Status st =
+        options_.shards != nullptr
+            ? Status::Ok()
+            : KeyspaceTable::CreateIn(pool->get(), "default",
+                                      CreateOptions{options_.segment_size,
+                                                    options_.index_capacity});
     if (!st.ok()) {
       pool->reset();
       unlink(options_.pool_path.c_str());
       return Status(st.code(), "creating keyspace 'default': " + st.message() +
                                    " (the new pool file was removed)");
     }
-    Logf("created pool %s (%llu bytes) with keyspace 'default'",
-         options_.pool_path.c_str(),
-         static_cast<unsigned long long>(options_.pool_size));
+    Logf("created pool %s (%llu bytes)%s", options_.pool_path.c_str(),
+         static_cast<unsigned long long>(options_.pool_size),
+         options_.shards != nullptr ? " for cluster shards"
+                                    : " with keyspace 'default'");
   } else if (!pool.ok()) {
     return pool.status();
   }
@@ -312,6 +317,7 @@ void Server::Admit(rpma_conn_req* req) {
   env.refill_burst = options_.refill_burst;
   env.provider = provider_;
   env.group_commit = options_.group_commit;
+  env.shards = options_.shards;
   Result<std::unique_ptr<Session>> made = Session::Create(env, id);
   if (!made.ok()) {
     return Refuse(req, {protocol::Admit::kServerError, made.status().message()},

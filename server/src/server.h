@@ -59,6 +59,12 @@ class Server {
   // Accepts connections until stop_fd is readable. Logs the ready line
   // first.
   void Run(int stop_fd);
+  // A cluster shard this node is given (KeyspaceTable::EnsureShard).
+  // Thread-safe.
+  Status EnsureShard(std::string_view name, uint32_t id, uint32_t share) {
+    return keyspaces_->EnsureShard(name, id, share);
+  }
+
   // The address actually listened on.
   const Endpoint& endpoint() const { return options_.listen; }
 

@@ -143,6 +143,10 @@ protocol::Accept Session::AcceptData() const {
   const store::Keyspace& k = *ks_->keyspace;
   const store::KeyspaceInfo info = k.info();
   a.admit = protocol::Admit::kOk;
+  if (env_.shards != nullptr) {
+    // The epoch the client must send (it also learns it from the map).
+    (void)env_.shards->CheckAdmit(ks_->keyspace->name(), &a.map_epoch);
+  }
   a.flags = k.granularity() == "cache line" ? protocol::kAcceptPmem : 0;
   a.keyspace_id = k.id();
   // The index's size now (it grows online; KeyspaceTable's cached region

@@ -92,6 +92,8 @@ struct SessionEnv {
   uint32_t refill_burst = 8;
   std::string provider;
   bool group_commit = true;  // COMMITs of one pass share a commit point
+  // A cluster node's shards (shard_table.h); nullptr: a single server.
+  const ShardTable* shards = nullptr;
 };
 
 class Session {

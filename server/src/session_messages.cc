@@ -124,6 +124,16 @@ void Session::HandleHello(const protocol::Header& h,
 
 void Session::HandleCommit(const protocol::Header& h,
                            const protocol::Commit& c) {
+  if (env_.shards != nullptr) {
+    // Decided only by the shard's owner at the map epoch the client
+    // routed by (docs/cluster.md, "Serving shards").
+    Status owned =
+        env_.shards->CheckRequest(ks_->keyspace->name(), h.map_epoch);
+    if (!owned.ok()) {
+      AckCommit(h.request_id, nullptr, owned);
+      return;
+    }
+  }
   const store::SegmentGrant& g = grant_->grant();
   if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {
     AckCommit(h.request_id, nullptr,
@@ -185,6 +195,13 @@ void Session::AckCommit(uint32_t request_id, const store::CommitRequest* req,
     ack.message = r.status().message();
     env_.stats->Add(env_.stats->commit_failures);
     if (env_.refusal_log != nullptr) env_.refusal_log->Note(ack.message);
+  } else if (env_.shards != nullptr && !env_.shards->MayAcknowledge()) {
+    // Decided and persisted, but the lease deadline passed meanwhile: a
+    // fenced node acknowledges nothing. The client sees the connection
+    // end (unavailable: outcome unknown), never an ok it cannot trust.
+    end_detail_ = "fenced: lease deadline passed before the acknowledgement";
+    EndWith(End::kError);
+    return;
   } else {
     commits_++;
     const store::Version& v = r->committed;
@@ -206,7 +223,10 @@ void Session::AckCommit(uint32_t request_id, const store::CommitRequest* req,
 
 void Session::HandleRefill(const protocol::Header& h, bool for_delete) {
   protocol::RefillAck ack;
-  Status st = grant_->Acquire(for_delete);
+  Status st = env_.shards != nullptr ? env_.shards->CheckRequest(
+                                           ks_->keyspace->name(), h.map_epoch)
+                                     : Status::Ok();
+  if (st.ok()) st = grant_->Acquire(for_delete);
   if (st.ok()) {
     env_.stats->Add(env_.stats->refills);
     ack.status = StatusCode::kOk;

@@ -68,6 +68,9 @@ class BackendFactory {
 
 struct RpkvTarget {
   std::string server;  // HOST:PORT
+  // A cluster instead (etcd://HOST:PORT[,...]): server is then ignored.
+  std::string cluster;
+  std::string cluster_name = "rpkv";
   std::string keyspace;
   std::string access_key;
   bool create = false;

@@ -25,6 +25,11 @@ DEFINE_string(backend, "rpkv",
               "--redis is given)");
 DEFINE_string(server, "127.0.0.1:7400", "rpkv: kvserver address HOST:PORT");
 DEFINE_string(keyspace, "default", "rpkv: keyspace to run in");
+DEFINE_string(cluster, "",
+              "rpkv: run against a cluster (etcd://HOST:PORT[,...], the etcd "
+              "holding its map) instead of --server; --keyspace names a "
+              "cluster keyspace");
+DEFINE_string(cluster_name, "rpkv", "rpkv: the cluster's name in etcd");
 DEFINE_bool(create, false,
             "rpkv: create the keyspace if missing (kvserver "
             "needs --allow_create)");
@@ -186,13 +191,15 @@ int main(int argc, char** argv) {
   std::unique_ptr<kvbench::BackendFactory> factory;
   if (backend == "rpkv") {
     factory = kvbench::MakeRpkvFactory({.server = FLAGS_server,
+                                        .cluster = FLAGS_cluster,
+                                        .cluster_name = FLAGS_cluster_name,
                                         .keyspace = FLAGS_keyspace,
                                         .access_key = FLAGS_access_key,
                                         .create = FLAGS_create,
                                         .wait = FLAGS_wait,
                                         .spin_us = FLAGS_spin_us,
                                         .qd = FLAGS_qd});
-    report.server = FLAGS_server;
+    report.server = FLAGS_cluster.empty() ? FLAGS_server : FLAGS_cluster;
     report.keyspace = FLAGS_keyspace;
     report.wait = FLAGS_wait;
     if (FLAGS_wait == "adaptive") {

@@ -91,6 +91,8 @@ class RpkvFactory : public BackendFactory {
  public:
   explicit RpkvFactory(const RpkvTarget& t) {
     options_.server = t.server;
+    options_.cluster = t.cluster;
+    options_.cluster_name = t.cluster_name;
     options_.keyspace = t.keyspace;
     options_.access_key = t.access_key;
     options_.create_if_missing = t.create;

@@ -25,6 +25,12 @@
 DEFINE_string(server, "127.0.0.1:7400",
               "kvserver address, HOST:PORT (or -h HOST -p PORT)");
 DEFINE_string(keyspace, "default", "keyspace to use");
+DEFINE_string(cluster, "",
+              "use an rpkv cluster instead of one server: "
+              "etcd://HOST:PORT[,HOST:PORT...], the etcd holding its map "
+              "(--server is then ignored; --keyspace names a cluster "
+              "keyspace; docs/cluster.md)");
+DEFINE_string(cluster_name, "rpkv", "the cluster's name in etcd (/rpkv/NAME/)");
 DEFINE_bool(create, false,
             "create the keyspace if it does not exist (kvserver needs "
             "--allow_create)");
@@ -145,6 +151,8 @@ int main(int argc, char** argv) {
   }
   kv::ClientOptions co;
   co.server = *server;
+  co.cluster = FLAGS_cluster;
+  co.cluster_name = FLAGS_cluster_name;
   co.keyspace = FLAGS_keyspace;
   co.create_if_missing = FLAGS_create;
   co.access_key = FLAGS_access_key;

@@ -115,6 +115,7 @@ class [[nodiscard]] Status {
   }
   bool IsCorruption() const { return code_ == StatusCode::kCorruption; }
   bool IsNoSpace() const { return code_ == StatusCode::kNoSpace; }
+  bool IsWrongShard() const { return code_ == StatusCode::kWrongShard; }
   bool IsConditionFailed() const {
     return code_ == StatusCode::kConditionFailed;
   }

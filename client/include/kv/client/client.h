@@ -19,6 +19,13 @@
 // operations in flight on one connection.
 // Lifetime: the Client owns its connection; destroying it returns the
 // grant's unused tail to the server and disconnects.
+//
+// A cluster (ClientOptions::cluster): the same calls, each key routed to
+// its shard's node over a connection of its own, made on first use; a
+// Batch spans shards (each shard's part in flight at once); Scan walks
+// the shards in turn; Info answers for every shard connected so far.
+// Requests a node refuses with wrong_shard (the map moved) are retried
+// after re-reading the map, until op_timeout.
 #ifndef KV_CLIENT_CLIENT_H_
 #define KV_CLIENT_CLIENT_H_
 
@@ -38,8 +45,17 @@ namespace kv {
 struct ClientOptions {
   std::string server = "127.0.0.1:7400";  // HOST:PORT
   std::string keyspace = "default";       // 1..63 bytes of [A-Za-z0-9_.-]
-  bool create_if_missing = false;         // needs kvserver --allow_create
-  std::string access_key;  // for keyspaces listed in --access_keys
+  // A cluster instead of one server (docs/cluster.md, "The client"):
+  // "etcd://HOST:PORT[,HOST:PORT...]", the etcd endpoints that hold the
+  // cluster's map. Then `server` is ignored, `keyspace` names a cluster
+  // keyspace (at most 57 bytes), and every key goes to its shard's node.
+  std::string cluster;
+  std::string cluster_name = "rpkv";  // the cluster's keys: /rpkv/NAME/
+  // The map epoch sent with the connect and every request (set by the
+  // cluster client for each shard's connection; 0 outside a cluster).
+  uint32_t map_epoch = 0;
+  bool create_if_missing = false;  // needs kvserver --allow_create
+  std::string access_key;          // for keyspaces listed in --access_keys
   // RDMA provider: "auto" (an RDMA device that reaches the server, else
   // the tcp software provider), "tcp" or "verbs". Not "auto" sets
   // RPMA_PROVIDER for the whole process (the RPMA layer reads it there).
@@ -115,6 +131,7 @@ class Batch {
 
  private:
   friend class Client;
+  friend class Router;
   struct Entry {
     Op op;
     std::string key;
@@ -143,6 +160,7 @@ struct ClientStats {
 
 class Connection;
 class ClientState;
+class Router;
 
 class Client {
  public:
@@ -289,8 +307,10 @@ class Client {
 
  private:
   Client(ClientOptions options, std::unique_ptr<Connection> conn);
+  Client(ClientOptions options, std::unique_ptr<Router> router);
   ClientOptions options_;
-  std::unique_ptr<ClientState> state_;
+  std::unique_ptr<ClientState> state_;  // one server
+  std::unique_ptr<Router> router_;      // a cluster (options_.cluster)
 };
 
 }  // namespace kv

@@ -12,6 +12,8 @@
 
 namespace kv::server {
 
+class ShardTable;
+
 struct ServerOptions {
   std::string pool_path;
   uint64_t pool_size = 1ull << 30;  // used only when the pool is created
@@ -54,6 +56,10 @@ struct ServerOptions {
   bool info_all_keyspaces = false;
   // How long a HELLO-admitted client's reconnect ticket stays good.
   std::chrono::milliseconds ticket_lifetime{10000};
+  // A cluster node (kvserver --cluster): the shards it serves; admission,
+  // COMMIT and REFILL are checked against it (shard_table.h). nullptr: a
+  // single server, no checks. Not owned; outlives the Server.
+  const ShardTable* shards = nullptr;
 };
 
 // Parses a byte size: a number with an optional K, M, G or T suffix

@@ -1,0 +1,85 @@
+#include "shard_table.h"
+
+#include <utility>
+
+namespace kv::server {
+
+ShardTable::ShardTable(uint32_t node_id) : node_id_(node_id) {}
+
+void ShardTable::SetLeaseCheck(std::function<bool()> lease_alive) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lease_alive_ = std::move(lease_alive);
+}
+
+std::vector<std::string> ShardTable::Set(Owned owned) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> lost;
+  if (fenced_) return lost;
+  for (const auto& [name, epoch] : owned_) {
+    if (owned.find(name) == owned.end()) lost.push_back(name);
+  }
+  owned_ = std::move(owned);
+  return lost;
+}
+
+Status ShardTable::CheckAdmit(std::string_view name, uint32_t* epoch) const {
+  // Strings only on a refusal: this runs for every COMMIT.
+  auto node = [this] { return "node " + std::to_string(node_id_); };
+  bool alive = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fenced_) {
+      return Status::WrongShard(node() + " is fenced (its cluster lease " +
+                                "lapsed): it serves no shard");
+    }
+    auto it = owned_.find(name);
+    if (it == owned_.end()) {
+      return Status::WrongShard(node() + " does not serve shard '" +
+                                std::string(name) + "'");
+    }
+    if (epoch != nullptr) *epoch = it->second;
+    alive = lease_alive_ && lease_alive_();
+  }
+  if (!alive) {
+    return Status::WrongShard(node() +
+                              " is past its lease deadline: it serves "
+                              "no shard until the lease is renewed");
+  }
+  return Status::Ok();
+}
+
+Status ShardTable::CheckRequest(std::string_view name,
+                                uint32_t request_epoch) const {
+  uint32_t epoch = 0;
+  KV_RETURN_IF_ERROR(CheckAdmit(name, &epoch));
+  if (request_epoch != epoch) {
+    return Status::WrongShard(
+        "shard '" + std::string(name) + "' is at map epoch " +
+        std::to_string(epoch) + ", the request names epoch " +
+        std::to_string(request_epoch) + ": re-read the map");
+  }
+  return Status::Ok();
+}
+
+bool ShardTable::MayAcknowledge() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !fenced_ && lease_alive_ && lease_alive_();
+}
+
+void ShardTable::Fence() {
+  std::lock_guard<std::mutex> lock(mu_);
+  fenced_ = true;
+  owned_.clear();
+}
+
+bool ShardTable::fenced() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fenced_;
+}
+
+ShardTable::Owned ShardTable::owned() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return owned_;
+}
+
+}  // namespace kv::server
