@@ -1,0 +1,79 @@
+// ShardTable (server/src/shard_table.h): what a cluster node admits,
+// decides and acknowledges.
+#include "shard_table.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+namespace kv::server {
+namespace {
+
+TEST(ShardTableTest, NothingIsServedUntilTheLeaseCheckIsSet) {
+  ShardTable t(4);
+  t.Set({{"users.s0", 3}});
+  EXPECT_TRUE(t.CheckAdmit("users.s0", nullptr).IsWrongShard());
+  EXPECT_FALSE(t.MayAcknowledge());
+}
+
+TEST(ShardTableTest, OwnedShardsAtTheirEpochWhileTheLeaseLives) {
+  ShardTable t(4);
+  std::atomic<bool> alive{true};
+  t.SetLeaseCheck([&] { return alive.load(); });
+  t.Set({{"users.s0", 3}, {"users.s2", 1}});
+  uint32_t epoch = 0;
+  ASSERT_TRUE(t.CheckAdmit("users.s0", &epoch).ok());
+  EXPECT_EQ(epoch, 3u);
+  EXPECT_TRUE(t.CheckRequest("users.s0", 3).ok());
+  EXPECT_TRUE(t.MayAcknowledge());
+
+  // Another shard, a plain keyspace, a stale and a future epoch.
+  Status st = t.CheckAdmit("users.s1", nullptr);
+  EXPECT_TRUE(st.IsWrongShard());
+  EXPECT_NE(st.message().find("node 4 does not serve shard 'users.s1'"),
+            std::string::npos)
+      << st.message();
+  EXPECT_TRUE(t.CheckAdmit("default", nullptr).IsWrongShard());
+  st = t.CheckRequest("users.s0", 2);
+  EXPECT_TRUE(st.IsWrongShard());
+  EXPECT_NE(st.message().find("at map epoch 3, the request names epoch 2"),
+            std::string::npos)
+      << st.message();
+  EXPECT_TRUE(t.CheckRequest("users.s0", 4).IsWrongShard());
+
+  // Past the lease deadline: nothing admitted, decided or acknowledged,
+  // before any fence callback ran.
+  alive = false;
+  st = t.CheckRequest("users.s0", 3);
+  EXPECT_TRUE(st.IsWrongShard());
+  EXPECT_NE(st.message().find("past its lease deadline"), std::string::npos)
+      << st.message();
+  EXPECT_FALSE(t.MayAcknowledge());
+  alive = true;
+  EXPECT_TRUE(t.CheckRequest("users.s0", 3).ok());
+}
+
+TEST(ShardTableTest, SetReportsLostShardsAndFenceIsFinal) {
+  ShardTable t(1);
+  t.SetLeaseCheck([] { return true; });
+  EXPECT_TRUE(t.Set({{"a.s0", 1}, {"a.s1", 1}}).empty());
+  const std::vector<std::string> lost = t.Set({{"a.s1", 2}});
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0], "a.s0");
+  EXPECT_TRUE(t.CheckAdmit("a.s0", nullptr).IsWrongShard());
+  EXPECT_TRUE(t.CheckRequest("a.s1", 2).ok());
+
+  t.Fence();
+  EXPECT_TRUE(t.fenced());
+  EXPECT_FALSE(t.MayAcknowledge());
+  Status st = t.CheckRequest("a.s1", 2);
+  EXPECT_TRUE(st.IsWrongShard());
+  EXPECT_NE(st.message().find("fenced"), std::string::npos) << st.message();
+  // A map that arrives later does not bring anything back.
+  t.Set({{"a.s1", 2}});
+  EXPECT_TRUE(t.owned().empty());
+  EXPECT_TRUE(t.CheckAdmit("a.s1", nullptr).IsWrongShard());
+}
+
+}  // namespace
+}  // namespace kv::server

@@ -1,0 +1,299 @@
+// Shards served by kvserver --cluster and the cluster client
+// (docs/cluster.md, "Serving shards", "The client"): real kvservers and a
+// real etcd on 127.0.0.1. The map is written by the test (the controller
+// creates keyspaces only when asked), so each case controls ownership and
+// epochs exactly.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "etcd_process.h"
+#include "kv/client/client.h"
+#include "kv/cluster/etcd_http.h"
+#include "kv/cluster_slots.h"
+#include "kv/index_format.h"
+#include "server_process.h"
+
+namespace kv::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+using cluster::testing::EtcdProcess;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Keyspace "users" (id 7) in four shards of 256 slots; shard i's primary
+// is owners[i] and its epoch epochs[i].
+std::string UsersMap(const std::vector<uint32_t>& owners,
+                     const std::vector<uint32_t>& epochs) {
+  std::string json =
+      R"({"format": 1, "slots": 1024, "keyspaces": [{"name": "users", )"
+      R"("id": 7, "shards": [)";
+  for (uint32_t i = 0; i < 4; i++) {
+    if (i != 0) json += ",";
+    json += R"({"id": )" + std::to_string(i) + R"(, "epoch": )" +
+            std::to_string(epochs[i]) + R"(, "replicas": [)" +
+            std::to_string(owners[i]) + R"(], "slots": [[)" +
+            std::to_string(i * 256) + ", " + std::to_string(i * 256 + 255) +
+            "]]}";
+  }
+  return json + "]}]}";
+}
+
+uint32_t ShardOf(const std::string& key) {
+  return SlotOf(index_format::HashKey(key)) / 256;
+}
+
+class ClusterShardsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string missing = cluster::testing::EtcdBinaryMissing();
+    if (!missing.empty()) GTEST_SKIP() << missing;
+    ASSERT_TRUE(etcd_.Start().ok());
+    auto c = cluster::EtcdHttp::Open(etcd_.url());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    etcd_client_ = std::move(c).value();
+    dir_ = fs::temp_directory_path() /
+           ("rpkv-cluster-shards-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Starts nodes 1..n.
+  void StartNodes(int n) {
+    for (int i = 0; i < n; i++) {
+      const uint32_t id = static_cast<uint32_t>(i + 1);
+      ASSERT_TRUE(
+          nodes_[i]
+              .Start({"--pool=" + (dir_ / ("n" + std::to_string(id))).string(),
+                      "--pool_size=128M", "--segment_size=1M",
+                      "--cluster=" + etcd_.url(),
+                      "--node_id=" + std::to_string(id), "--cluster_name=t",
+                      "--lease_ttl_s=2"})
+              .ok())
+          << nodes_[i].StderrText();
+    }
+  }
+  void PutMap(const std::string& json) {
+    ASSERT_TRUE(etcd_client_->Put("/rpkv/t/map", json).ok());
+  }
+  // Waits until node `id` logs that it serves `shard` at `epoch`.
+  bool Serving(uint32_t id, const std::string& shard, uint32_t epoch) {
+    return nodes_[id - 1].WaitForLog("serving shard '" + shard + "' at epoch " +
+                                     std::to_string(epoch));
+  }
+  ClientOptions ClusterOptions() {
+    ClientOptions o;
+    o.cluster = etcd_.url();
+    o.cluster_name = "t";
+    o.keyspace = "users";
+    o.op_timeout = seconds(3);
+    return o;
+  }
+  // A single-server client of one shard, as the router makes them.
+  Result<std::unique_ptr<Client>> Direct(uint32_t node,
+                                         const std::string& shard,
+                                         uint32_t epoch) {
+    ClientOptions o;
+    o.server = nodes_[node - 1].address();
+    o.keyspace = shard;
+    o.map_epoch = epoch;
+    o.op_timeout = seconds(3);
+    return Client::Connect(o);
+  }
+
+  EtcdProcess etcd_;
+  std::unique_ptr<cluster::EtcdHttp> etcd_client_;
+  fs::path dir_;
+  ServerProcess nodes_[3];
+};
+
+TEST_F(ClusterShardsTest, KeysGoToTheirShardsOnTheirNodes) {
+  StartNodes(2);
+  PutMap(UsersMap({1, 2, 1, 2}, {1, 1, 1, 1}));
+  for (uint32_t s = 0; s < 4; s++) {
+    ASSERT_TRUE(Serving(s % 2 + 1, "users.s" + std::to_string(s), 1));
+  }
+  auto c = Client::Connect(ClusterOptions());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::map<std::string, std::string> want;
+  for (int i = 0; i < 200; i++) {
+    const std::string k = "key" + std::to_string(i);
+    want[k] = "v" + std::to_string(i);
+    ASSERT_TRUE((*c)->Put(k, want[k]).ok()) << k;
+  }
+  std::set<uint32_t> shards_used;
+  for (const auto& [k, v] : want) {
+    std::string got;
+    ASSERT_TRUE((*c)->Get(k, &got).ok()) << k;
+    EXPECT_EQ(got, v);
+    shards_used.insert(ShardOf(k));
+  }
+  EXPECT_EQ(shards_used.size(), 4u) << "200 keys should touch every shard";
+  // Each shard's keys are in its node's pool, and only there.
+  for (uint32_t s = 0; s < 4; s++) {
+    auto d = Direct(s % 2 + 1, "users.s" + std::to_string(s), 1);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    size_t n = 0;
+    ASSERT_TRUE((*d)->Scan("", 0,
+                           [&](std::string_view k, std::string_view) {
+                             EXPECT_EQ(ShardOf(std::string(k)), s) << k;
+                             n++;
+                             return true;
+                           })
+                    .ok());
+    size_t expected = 0;
+    for (const auto& [k, v] : want) expected += ShardOf(k) == s ? 1 : 0;
+    EXPECT_EQ(n, expected) << "shard " << s;
+  }
+  // Scan through the cluster sees every key once; a batch spans shards.
+  size_t scanned = 0;
+  ASSERT_TRUE((*c)->Scan("key", 0,
+                         [&](std::string_view, std::string_view) {
+                           scanned++;
+                           return true;
+                         })
+                  .ok());
+  EXPECT_EQ(scanned, want.size());
+  Batch b;
+  for (int i = 0; i < 64; i++) b.Put("b" + std::to_string(i), "x");
+  for (int i = 0; i < 64; i++) b.Get("key" + std::to_string(i));
+  b.Delete("key0");
+  ASSERT_TRUE((*c)->Execute(&b).ok());
+  for (size_t i = 0; i < b.size(); i++) {
+    EXPECT_TRUE(b.result(i).status.ok()) << i << b.result(i).status.ToString();
+  }
+  EXPECT_EQ(b.result(64).value, want["key0"]);
+  std::string gone;
+  EXPECT_TRUE((*c)->Get("key0", &gone).IsNotFound());
+  // Paged scan through the cluster: every live key exactly once.
+  std::set<std::string> paged;
+  uint64_t cursor = 0;
+  int pages = 0;
+  do {
+    auto next = (*c)->ScanPage(
+        cursor, "", 50, [&](std::string_view k, std::string_view) {
+          EXPECT_TRUE(paged.insert(std::string(k)).second);
+        });
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    cursor = *next;
+  } while (cursor != 0 && ++pages < 1000);
+  EXPECT_EQ(paged.size(), want.size() - 1 + 64);
+}
+
+TEST_F(ClusterShardsTest, ANodeAdmitsOnlyTheShardsItServes) {
+  StartNodes(2);
+  PutMap(UsersMap({1, 2, 1, 2}, {1, 1, 1, 1}));
+  ASSERT_TRUE(Serving(2, "users.s3", 1));
+  ASSERT_TRUE(Serving(1, "users.s2", 1));
+  // Node 1 does not serve shard 1 (node 2 does), nor any plain keyspace.
+  for (const char* name : {"users.s1", "users.s3", "users", "default"}) {
+    auto d = Direct(1, name, 1);
+    ASSERT_FALSE(d.ok()) << name;
+    EXPECT_TRUE(d.status().IsWrongShard()) << d.status().ToString();
+  }
+  // Nor does it create one for a client.
+  ClientOptions o;
+  o.server = nodes_[0].address();
+  o.keyspace = "fresh";
+  o.create_if_missing = true;
+  auto d = Client::Connect(o);
+  ASSERT_FALSE(d.ok());
+  EXPECT_TRUE(d.status().IsWrongShard()) << d.status().ToString();
+}
+
+TEST_F(ClusterShardsTest, AStaleEpochIsRefusedAndTheClusterClientRetries) {
+  StartNodes(1);
+  PutMap(UsersMap({1, 1, 1, 1}, {1, 1, 1, 1}));
+  ASSERT_TRUE(Serving(1, "users.s0", 1));
+  auto cluster_client = Client::Connect(ClusterOptions());
+  ASSERT_TRUE(cluster_client.ok()) << cluster_client.status().ToString();
+  std::string k0;  // a key of shard 0
+  for (int i = 0; k0.empty(); i++) {
+    if (ShardOf("k" + std::to_string(i)) == 0) k0 = "k" + std::to_string(i);
+  }
+  ASSERT_TRUE((*cluster_client)->Put(k0, "before").ok());
+  auto direct = Direct(1, "users.s0", 1);
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  ASSERT_TRUE((*direct)->Put(k0, "direct").ok());
+
+  PutMap(UsersMap({1, 1, 1, 1}, {2, 1, 1, 1}));  // shard 0's epoch moves
+  ASSERT_TRUE(Serving(1, "users.s0", 2));
+  // The old connection's requests carry epoch 1: refused, not applied.
+  Status st = (*direct)->Put(k0, "stale");
+  EXPECT_TRUE(st.IsWrongShard()) << st.ToString();
+  EXPECT_NE(st.message().find("epoch 2"), std::string::npos) << st.message();
+  // The cluster client re-reads the map and goes on.
+  ASSERT_TRUE((*cluster_client)->Put(k0, "after").ok());
+  std::string v;
+  ASSERT_TRUE((*cluster_client)->Get(k0, &v).ok());
+  EXPECT_EQ(v, "after");
+}
+
+TEST_F(ClusterShardsTest, AGarbageMapIsIgnoredAndTheLastGoodOneStays) {
+  StartNodes(1);
+  PutMap(UsersMap({1, 1, 1, 1}, {1, 1, 1, 1}));
+  ASSERT_TRUE(Serving(1, "users.s3", 1));
+  auto c = Client::Connect(ClusterOptions());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  for (const char* garbage :
+       {"{", "[]", R"({"format": 1, "slots": 1024, "keyspaces": [{}]})",
+        R"({"format": 1, "slots": 1024, "keyspaces": [{"name": "users", )"
+        R"("id": 7, "shards": [{"id": 0, "epoch": 1, "replicas": [1], )"
+        R"("slots": [[0, 1000]]}]}]})"}) {
+    PutMap(garbage);
+  }
+  EXPECT_TRUE(nodes_[0].WaitForLog("is not valid (the last good one stays)"));
+  // Still served, by the last good map.
+  for (int i = 0; i < 20; i++) {
+    ASSERT_TRUE((*c)->Put("g" + std::to_string(i), "v").ok());
+  }
+  // A new client cannot start from a garbage map.
+  auto fresh = Client::Connect(ClusterOptions());
+  EXPECT_FALSE(fresh.ok());
+}
+
+TEST_F(ClusterShardsTest, AStoppedNodeAcknowledgesNothingAfterItsDeadline) {
+  StartNodes(1);
+  PutMap(UsersMap({1, 1, 1, 1}, {1, 1, 1, 1}));
+  ASSERT_TRUE(Serving(1, "users.s0", 1));
+  auto c = Client::Connect(ClusterOptions());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  // Two keys of one shard: the second put goes out on the connection the
+  // first made, so its COMMIT waits in the stopped node's socket.
+  std::string before, during;
+  for (int i = 0; during.empty(); i++) {
+    const std::string k = "s" + std::to_string(i);
+    if (ShardOf(k) != 0) continue;
+    (before.empty() ? before : during) = k;
+  }
+  ASSERT_TRUE((*c)->Put(before, "1").ok());
+  ASSERT_EQ(kill(nodes_[0].pid(), SIGSTOP), 0);
+  // A put sent while the node is stopped; it stays stopped past its
+  // lease (TTL 2 s), so etcd expires the registration.
+  Status put;
+  std::thread writer([&] { put = (*c)->Put(during, "2"); });
+  std::this_thread::sleep_for(milliseconds(3500));
+  auto reg = etcd_client_->Get("/rpkv/t/nodes/1");
+  ASSERT_TRUE(reg.ok());
+  EXPECT_TRUE(reg->kvs.empty()) << "the lease should have expired";
+  ASSERT_EQ(kill(nodes_[0].pid(), SIGCONT), 0);
+  writer.join();
+  // Whatever the node did with the COMMIT after waking, it did not
+  // acknowledge it: the deadline had passed.
+  EXPECT_FALSE(put.ok());
+  EXPECT_EQ(nodes_[0].Wait(seconds(10)), 3) << nodes_[0].StderrText();
+  EXPECT_NE(nodes_[0].StderrText().find("fenced"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kv::e2e
