@@ -2,6 +2,8 @@
 # The README's first command: from a fresh clone to a kvcli prompt.
 #
 #   bash tools/run.sh [--keep] [KVCLI ARGS...]
+#   bash tools/run.sh --cluster [--keep] [KVCLI ARGS...]   (three nodes and
+#       etcd on this machine: tools/run_cluster.sh)
 #
 # 1. installs what is missing (tools/setup.sh)
 # 2. builds kvserver, kvcli and kvadmin (Release, in build-release/)
@@ -21,6 +23,12 @@
 # which and what to do).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# A three-node cluster instead: tools/run_cluster.sh (its --help).
+for arg in "$@"; do
+  [ "$arg" = "--" ] && break
+  [ "$arg" = "--cluster" ] && exec bash tools/run_cluster.sh "$@"
+done
 
 DATA=${RPKV_DATA:-data}
 LISTEN=${RPKV_LISTEN:-127.0.0.1:7400}

@@ -248,7 +248,12 @@ int rpkv_connect(const char* server, const char* keyspace,
   }
   return Guard(nullptr, [&] {
     kv::ClientOptions co;
-    co.server = server;
+    // "etcd://..." names a cluster (its name: rpkv) instead of a server.
+    if (std::string_view(server).rfind("etcd://", 0) == 0) {
+      co.cluster = server;
+    } else {
+      co.server = server;
+    }
     co.keyspace = keyspace;
     co.create_if_missing = o.create_if_missing != 0;
     if (o.access_key != nullptr) co.access_key = o.access_key;

@@ -1,9 +1,11 @@
 #include "cluster_node.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "kv/cluster/cluster_map.h"
 #include "kv/cluster/controller.h"
+#include "kv/cluster/etcd_endpoints.h"
 #include "kv/cluster/etcd_http.h"
 #include "kv/cluster/map_watcher.h"
 #include "kv/cluster/membership.h"
@@ -20,8 +22,20 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     return Status::InvalidArgument("a cluster node needs its shard table");
   }
   std::unique_ptr<ClusterNode> node(new ClusterNode(options));
+  // A keepalive that hangs (an etcd shutting down accepts and never
+  // answers) must give up well before the fencing deadline, so that the
+  // next one can still renew: at most a third of the TTL (>= 1 s).
+  Result<std::vector<Endpoint>> endpoints =
+      cluster::ParseEtcdEndpoints(options.etcd);
+  if (!endpoints.ok()) return endpoints.status();
+  cluster::EtcdHttp::Options http;
+  http.endpoints = std::move(endpoints).value();
+  http.request_timeout = std::max<std::chrono::milliseconds>(
+      std::chrono::seconds(1), options.lease_ttl / 3);
+  http.request_timeout = std::min<std::chrono::milliseconds>(
+      http.request_timeout, std::chrono::seconds(5));
   Result<std::unique_ptr<cluster::EtcdHttp>> etcd =
-      cluster::EtcdHttp::Open(options.etcd);
+      cluster::EtcdHttp::Open(std::move(http));
   if (!etcd.ok()) return etcd.status();
   node->etcd_ = std::move(etcd).value();
 

@@ -348,6 +348,12 @@ int main(int argc, char** argv) {
   }
   (*server)->Run(g_stop_fd);
   const bool fenced = node && node->fenced();
+  if (fenced) {
+    // Sessions first: disconnecting them (and deregistering the read
+    // regions) ends one-sided reads of the shards, which the ShardTable
+    // cannot refuse; only then wait for the etcd threads.
+    server->reset();
+  }
   if (node && !fenced) {
     kv::Status left = node->Leave();
     if (!left.ok()) {

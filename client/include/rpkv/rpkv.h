@@ -171,6 +171,10 @@ typedef struct rpkv rpkv; /* opaque: one connection to one keyspace */
 /*
  * Connects to the kvserver at `server` ("HOST:PORT", e.g. "127.0.0.1:7400")
  * and is admitted to `keyspace`. `opts` may be NULL for the defaults.
+ * A `server` of the form "etcd://HOST:PORT[,HOST:PORT...]" names the etcd
+ * of an rpkv cluster named "rpkv" instead: the handle then routes every
+ * key to its shard's node (docs/cluster.md, "The client"), and
+ * RPKV_NOT_FOUND also means the cluster has no such keyspace.
  * On RPKV_OK, *out is a new handle owned by the caller (rpkv_close it).
  * On any other return *out is NULL and rpkv_errmsg(NULL) in the calling
  * thread says why.
