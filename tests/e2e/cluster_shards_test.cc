@@ -8,12 +8,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +28,7 @@
 #include "kv/cluster_slots.h"
 #include "kv/index_format.h"
 #include "linearizability.h"
+#include "rpkv/rpkv.h"
 #include "server_process.h"
 
 namespace kv::e2e {
@@ -413,6 +418,88 @@ TEST_F(ClusterShardsTest, TheDataPathKeepsWorkingWhileEtcdRestarts) {
   EXPECT_TRUE(nodes_[1].running());
   EXPECT_EQ(nodes_[0].StderrText().find("fenced"), std::string::npos)
       << nodes_[0].StderrText();
+}
+
+// The command's stdout; *rc gets its exit code.
+std::string RunCommand(const std::string& cmd, int* rc) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) {
+    *rc = -1;
+    return out;
+  }
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// kvcli --cluster, kvbench --cluster and rpkv_connect("etcd://...") reach
+// the same keys through the cluster.
+TEST_F(ClusterShardsTest, ToolsAndTheCApiTakeAClusterAddress) {
+  StartNodes(2);
+  PutMap(UsersMap({1, 2, 1, 2}, {1, 1, 1, 1}));
+  ASSERT_TRUE(Serving(2, "users.s3", 1));
+  ASSERT_TRUE(Serving(1, "users.s2", 1));
+  const std::string script = (dir_ / "script.txt").string();
+  {
+    std::ofstream f(script);
+    for (int i = 0; i < 20; i++) f << "put k" << i << " v" << i << "\n";
+    f << "get k7\nget k13\n";
+  }
+  int rc = 0;
+  std::string out =
+      RunCommand(std::string(KV_E2E_KVCLI_PATH) + " --cluster=" + etcd_.url() +
+                     " --cluster_name=t --keyspace=users < " + script + " 2>&1",
+                 &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("v7\nv13\n"), std::string::npos) << out;
+  // A keyspace the cluster does not have: a clear error, exit code 3.
+  out =
+      RunCommand(std::string(KV_E2E_KVCLI_PATH) + " --cluster=" + etcd_.url() +
+                     " --cluster_name=t --keyspace=nope " + "get k1 2>&1",
+                 &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("'nope' is not in cluster 't'"), std::string::npos) << out;
+
+  // The C API: etcd:// names the cluster (its default name, rpkv, is not
+  // this test's, so the connect reports the missing map).
+  rpkv* db = nullptr;
+  EXPECT_EQ(rpkv_connect(etcd_.url().c_str(), "users", nullptr, &db),
+            RPKV_NOT_FOUND);
+  EXPECT_NE(std::string(rpkv_errmsg(nullptr)).find("has no map yet"),
+            std::string::npos)
+      << rpkv_errmsg(nullptr);
+  ASSERT_TRUE(
+      etcd_client_->Put("/rpkv/rpkv/map", UsersMap({1, 2, 1, 2}, {1, 1, 1, 1}))
+          .ok());
+  // Cluster "rpkv" has the same map but no registered nodes: the nodes
+  // are members of "t". Connect works (the map is there); a get of a key
+  // cannot reach its shard's node.
+  rpkv_options opts;
+  rpkv_options_init(&opts);
+  opts.op_timeout_ms = 1000;  // the get retries until then
+  ASSERT_EQ(rpkv_connect(etcd_.url().c_str(), "users", &opts, &db), RPKV_OK)
+      << rpkv_errmsg(nullptr);
+  void* v = nullptr;
+  size_t n = 0;
+  EXPECT_EQ(rpkv_get(db, "k7", 2, &v, &n), RPKV_E_UNAVAILABLE);
+  EXPECT_NE(std::string(rpkv_errmsg(db)).find("is not registered"),
+            std::string::npos)
+      << rpkv_errmsg(db);
+  rpkv_close(db);
+
+  // kvbench through the cluster.
+  out = RunCommand(std::string(KV_E2E_KVBENCH_PATH) +
+                       " --cluster=" + etcd_.url() +
+                       " --cluster_name=t --keyspace=users --keys=500 "
+                       "--workload=b --duration=0.5 --warmup=0 "
+                       "--progress=false 2>&1",
+                   &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("ops/s"), std::string::npos) << out;
 }
 
 }  // namespace
