@@ -76,9 +76,12 @@ Status IndexSlots(const KeyspaceShards& ks,
 }
 
 Status CheckKeyspace(const KeyspaceShards& ks) {
-  if (Status st = ValidateKeyspaceName(ks.name); !st.ok()) return st;
-  if (ks.id == 0) {
-    return Status::InvalidArgument("keyspace '" + ks.name + "': id 0");
+  KV_RETURN_IF_ERROR(ValidateClusterKeyspaceName(ks.name));
+  // A shard's pool keyspace id is id*1024+shard (kv/cluster_slots.h).
+  if (ks.id == 0 || ks.id > kMaxClusterKeyspaceId) {
+    return Status::InvalidArgument("keyspace '" + ks.name + "': id " +
+                                   std::to_string(ks.id) + " is outside 1.." +
+                                   std::to_string(kMaxClusterKeyspaceId));
   }
   if (ks.shards.empty() || ks.shards.size() > kSlotCount) {
     return Status::InvalidArgument("keyspace '" + ks.name + "': 1.." +
@@ -92,6 +95,10 @@ Status CheckKeyspace(const KeyspaceShards& ks) {
         return Status::InvalidArgument(ShardName(ks, s) + " appears twice");
       }
     }
+    if (s.id > kMaxShardId) {
+      return Status::InvalidArgument(ShardName(ks, s) + ": shard ids are 0.." +
+                                     std::to_string(kMaxShardId));
+    }
     if (s.epoch == 0) {
       return Status::InvalidArgument(ShardName(ks, s) + ": epoch 0");
     }
@@ -103,6 +110,21 @@ Status CheckKeyspace(const KeyspaceShards& ks) {
 }
 
 }  // namespace
+
+Status ValidateClusterKeyspaceName(std::string_view name) {
+  KV_RETURN_IF_ERROR(ValidateKeyspaceName(name));
+  // A shard lives in its node's pool as keyspace "<name>.s<shard>"
+  // (kv/cluster_slots.h), which must fit the pool's 63 bytes.
+  if (name.size() > kMaxClusterKeyspaceNameSize) {
+    return Status::InvalidArgument(
+        "keyspace '" + std::string(name) +
+        "': a cluster keyspace name has at most " +
+        std::to_string(kMaxClusterKeyspaceNameSize) +
+        " bytes (room for the shard suffix \".s1023\"), got " +
+        std::to_string(name.size()));
+  }
+  return Status::Ok();
+}
 
 Result<ClusterMap> ClusterMap::Build(std::vector<KeyspaceShards> keyspaces) {
   if (keyspaces.size() > kMaxKeyspaces) {

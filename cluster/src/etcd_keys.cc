@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "kv/cluster/cluster_map.h"
+
 namespace kv::cluster {
 
 namespace {
@@ -58,6 +60,26 @@ Result<uint32_t> EtcdKeys::NodeIdOf(std::string_view key) const {
     return Status::InvalidArgument("etcd key is not under " + prefix);
   }
   return ParseNodeId(key.substr(prefix.size()));
+}
+
+std::string EtcdKeys::keyspace(std::string_view keyspace) const {
+  return keyspaces_prefix() + std::string(keyspace);
+}
+
+Result<std::string> EtcdKeys::KeyspaceNameOf(std::string_view key) const {
+  const std::string prefix = keyspaces_prefix();
+  if (!key.starts_with(prefix)) {
+    return Status::InvalidArgument("etcd key is not under " + prefix);
+  }
+  const std::string_view name = key.substr(prefix.size());
+  if (Status st = ValidateClusterKeyspaceName(name); !st.ok()) {
+    // The key may be anything: do not echo more than a bounded prefix.
+    return Status::InvalidArgument(
+        "etcd key " + prefix + std::string(name.substr(0, 64)) +
+        (name.size() > 64 ? "..." : "") +
+        " does not name a keyspace: " + st.message());
+  }
+  return std::string(name);
 }
 
 }  // namespace kv::cluster

@@ -8,8 +8,6 @@
 #include <set>
 #include <tuple>
 
-#include "kv/keyspace_name.h"
-
 namespace kv::cluster {
 namespace {
 
@@ -121,8 +119,14 @@ class Planner {
     for (const KeyspaceShards& ks : map_.keyspaces()) {
       max_id = std::max(max_id, ks.id);
     }
-    if (max_id == std::numeric_limits<uint32_t>::max()) {
-      return Status::NoSpace("no keyspace id left for '" + spec.name + "'");
+    // Ids are never reused (a dropped keyspace's records may still carry
+    // its id), and a shard's pool id is id*1024+shard (kv/cluster_slots.h).
+    if (max_id >= kMaxClusterKeyspaceId) {
+      return Status::NoSpace("no keyspace id left for '" + spec.name +
+                             "': the map already uses id " +
+                             std::to_string(max_id) + ", the largest (" +
+                             std::to_string(kMaxClusterKeyspaceId) +
+                             ") a shard's pool keyspace id allows");
     }
     const uint32_t copies =
         std::min<uint32_t>(spec.replicas, static_cast<uint32_t>(live_count()));
@@ -220,21 +224,10 @@ Status CheckRequest(const PlacementRequest& r) {
   }
   std::set<std::string> names;
   for (const KeyspaceSpec& k : r.desired) {
-    KV_RETURN_IF_ERROR(ValidateKeyspaceName(k.name));
+    KV_RETURN_IF_ERROR(k.Validate());
     if (!names.insert(k.name).second) {
       return Status::InvalidArgument("keyspace '" + k.name +
                                      "' is desired twice");
-    }
-    if (k.shards == 0 || k.shards > kSlotCount) {
-      return Status::InvalidArgument(
-          "keyspace '" + k.name + "': 1.." + std::to_string(kSlotCount) +
-          " shards, got " + std::to_string(k.shards));
-    }
-    if (k.replicas == 0 || k.replicas > ClusterMap::kMaxReplicas) {
-      return Status::InvalidArgument("keyspace '" + k.name + "': 1.." +
-                                     std::to_string(ClusterMap::kMaxReplicas) +
-                                     " replicas, got " +
-                                     std::to_string(k.replicas));
     }
   }
   return Status::Ok();

@@ -63,6 +63,15 @@ TEST(ClusterMapTest, BuildRefusesEveryInconsistency) {
   const Case cases[] = {
       {"bad name", [](auto* v) { (*v)[0].name = "a b"; }, "keyspace name"},
       {"id 0", [](auto* v) { (*v)[0].id = 0; }, "id 0"},
+      {"name of 58 bytes", [](auto* v) { (*v)[0].name = std::string(58, 'n'); },
+       "at most 57 bytes"},
+      {"id past the pool's limit",
+       [](auto* v) { (*v)[0].id = kMaxClusterKeyspaceId + 1; },
+       "outside 1..4194303"},
+      {"id 2^32-1", [](auto* v) { (*v)[0].id = UINT32_MAX; },
+       "outside 1..4194303"},
+      {"shard id 1024", [](auto* v) { (*v)[0].shards[1].id = 1024; },
+       "shard ids are 0..1023"},
       {"no shards", [](auto* v) { (*v)[0].shards.clear(); }, "shards needed"},
       {"same shard twice", [](auto* v) { (*v)[0].shards[1].id = 0; },
        "appears twice"},
@@ -125,6 +134,47 @@ TEST(ClusterMapTest, BuildRefusesEveryInconsistency) {
     EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument) << c.why;
     EXPECT_NE(m.status().message().find(c.says), std::string::npos)
         << c.why << ": " << m.status().message();
+  }
+}
+
+// The limits a shard's pool keyspace implies (kv/cluster_slots.h) are
+// accepted exactly up to the edge.
+TEST(ClusterMapTest, BuildAcceptsThePoolLimitsExactly) {
+  std::vector<KeyspaceShards> v = TwoShards();
+  v[0].name = std::string(kMaxClusterKeyspaceNameSize, 'n');
+  v[0].id = kMaxClusterKeyspaceId;
+  v[0].shards[1].id = kMaxShardId;
+  Result<ClusterMap> m = ClusterMap::Build(v);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  Result<ClusterMap> back = ClusterMap::Decode(m->Encode());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(*back == *m);
+}
+
+TEST(ClusterMapTest, DecodeRefusesWhatAPoolCannotHoldAsCorruption) {
+  const std::string good = ClusterMap::Build(TwoShards())->Encode();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    return s.replace(s.find(from), from.size(), to);
+  };
+  const struct {
+    std::string json;
+    const char* says;
+  } cases[] = {
+      {with("\"name\":\"default\"",
+            "\"name\":\"" + std::string(58, 'n') + "\""),
+       "at most 57 bytes"},
+      {with("\"id\":7", "\"id\":4194304"), "outside 1..4194303"},
+      {with("\"id\":1,", "\"id\":1024,"), "shard ids are 0..1023"},
+  };
+  for (const auto& c : cases) {
+    Result<ClusterMap> m = ClusterMap::Decode(c.json);
+    ASSERT_FALSE(m.ok()) << c.json;
+    EXPECT_EQ(m.status().code(), StatusCode::kCorruption) << c.json;
+    EXPECT_EQ(m.status().message().rfind("cluster map: ", 0), 0u)
+        << m.status().message();
+    EXPECT_NE(m.status().message().find(c.says), std::string::npos)
+        << m.status().message();
   }
 }
 

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "kv/cluster_slots.h"
+
 namespace kv::cluster {
 namespace {
 
@@ -14,6 +19,8 @@ TEST(EtcdKeysTest, LayoutUnderTheClusterPrefix) {
   EXPECT_EQ(k->nodes_prefix(), "/rpkv/prod-1/nodes/");
   EXPECT_EQ(k->node(7), "/rpkv/prod-1/nodes/7");
   EXPECT_EQ(k->node(4294967295u), "/rpkv/prod-1/nodes/4294967295");
+  EXPECT_EQ(k->keyspaces_prefix(), "/rpkv/prod-1/keyspaces/");
+  EXPECT_EQ(k->keyspace("users.v2"), "/rpkv/prod-1/keyspaces/users.v2");
 }
 
 TEST(EtcdKeysTest, BadClusterNamesAreRefused) {
@@ -48,6 +55,35 @@ TEST(EtcdKeysTest, HostileNodeKeysAreRefused) {
   }
   // A NUL inside the id.
   EXPECT_FALSE(k.NodeIdOf(std::string("/rpkv/c/nodes/1\0", 16)).ok());
+}
+
+TEST(EtcdKeysTest, KeyspaceNamesRoundTrip) {
+  EtcdKeys k = EtcdKeys::ForCluster("c").value();
+  for (const std::string& name : std::vector<std::string>{
+           "a", "users", "Users_2.v-1",
+           std::string(kMaxClusterKeyspaceNameSize, 'x')}) {
+    Result<std::string> got = k.KeyspaceNameOf(k.keyspace(name));
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, name);
+  }
+}
+
+TEST(EtcdKeysTest, HostileKeyspaceKeysAreRefused) {
+  EtcdKeys k = EtcdKeys::ForCluster("c").value();
+  const std::string too_long(kMaxClusterKeyspaceNameSize + 1, 'x');
+  for (const std::string& key : std::vector<std::string>{
+           "/rpkv/c/keyspaces/", "/rpkv/c/keyspaces/a/b",
+           "/rpkv/c/keyspaces/a b", "/rpkv/c/keyspaces/" + too_long,
+           "/rpkv/c/keyspaces/" + std::string(100000, 'y'),
+           "/rpkv/c/keyspaces/\xc3\xa9", "/rpkv/c/keyspaces/a\n",
+           "/rpkv/d/keyspaces/a", "/rpkv/c/keyspacesa", "/rpkv/c/nodes/1",
+           "keyspaces/a", std::string("/rpkv/c/keyspaces/a\0b", 21)}) {
+    Result<std::string> got = k.KeyspaceNameOf(key);
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument)
+        << key.substr(0, 80);
+    // A hostile key is quoted bounded.
+    EXPECT_LT(got.status().message().size(), 400u);
+  }
 }
 
 }  // namespace

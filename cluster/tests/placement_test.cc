@@ -214,6 +214,38 @@ TEST(PlacementTest, BadRequestsAreRefused) {
             StatusCode::kInvalidArgument);
 }
 
+TEST(PlacementTest, ADesiredNameTooLongForAShardsPoolNameIsRefused) {
+  const std::string longest(kMaxClusterKeyspaceNameSize, 'n');
+  Placement p = Plan(ClusterMap(), {1}, {{longest, 2, 1}});
+  ASSERT_NE(p.map.Find(longest), nullptr);
+  Result<Placement> r =
+      PlanPlacement(ClusterMap(), {{1}, {{longest + "n", 2, 1}}});
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("at most 57 bytes"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(PlacementTest, NoKeyspaceIdPastThePoolLimitIsAssigned) {
+  // One id below the limit: the last keyspace that fits gets it.
+  ClusterMap m =
+      ClusterMap::Build(
+          {{"a", kMaxClusterKeyspaceId - 1, {{0, 1, {1}, {{0, 1023}}}}}})
+          .value();
+  Placement p = Plan(m, {1}, {{"b", 1, 1}});
+  ASSERT_NE(p.map.Find("b"), nullptr);
+  EXPECT_EQ(p.map.Find("b")->id, kMaxClusterKeyspaceId);
+  // At the limit: no id is left (ids are never reused), and the map as it
+  // was is not touched.
+  Result<Placement> r = PlanPlacement(p.map, {{1}, {{"c", 1, 1}}});
+  EXPECT_EQ(r.status().code(), StatusCode::kNoSpace);
+  EXPECT_NE(r.status().message().find("no keyspace id left for 'c'"),
+            std::string::npos)
+      << r.status().message();
+  // Repairs and keyspaces already placed still plan.
+  Placement same = Plan(p.map, {1}, {{"b", 1, 1}});
+  EXPECT_FALSE(same.changed());
+}
+
 TEST(PlacementTest, EpochAtItsLimitIsNoSpace) {
   ClusterMap m = OneShard({1, 2}, UINT32_MAX);
   EXPECT_EQ(PlanPlacement(m, {{2, 3}, {}}).status().code(),

@@ -29,9 +29,15 @@
 
 namespace kv::cluster {
 
+// OK when `name` can name a cluster keyspace: the pool keyspace rules
+// (kv/keyspace_name.h) and at most kMaxClusterKeyspaceNameSize (57) bytes,
+// so that "<name>.s1023" still is a pool keyspace name. invalid_argument
+// naming the rule otherwise.
+Status ValidateClusterKeyspaceName(std::string_view name);
+
 // One shard of a keyspace.
 struct Shard {
-  uint32_t id = 0;     // unique within its keyspace
+  uint32_t id = 0;     // 0..kMaxShardId (1023), unique within its keyspace
   uint32_t epoch = 1;  // 1..2^32-1: bumped on every replica-set change
   // Node ids (1..), distinct; replicas[0] is the primary. 1..kMaxReplicas.
   std::vector<uint32_t> replicas;
@@ -42,8 +48,12 @@ struct Shard {
 };
 
 struct KeyspaceShards {
-  std::string name;  // kv/keyspace_name.h rules
-  uint32_t id = 0;   // 1..: records carry it; equal on every replica
+  // kv/keyspace_name.h rules, at most kMaxClusterKeyspaceNameSize (57)
+  // bytes: a shard lives in its node's pool as "<name>.s<shard id>".
+  std::string name;
+  // 1..kMaxClusterKeyspaceId: records carry id*1024+shard (cluster_slots.h),
+  // equal on every replica.
+  uint32_t id = 0;
   std::vector<Shard> shards;
 };
 
@@ -57,7 +67,9 @@ class ClusterMap {
   ClusterMap() = default;  // empty: no keyspaces
 
   // Validates and indexes `keyspaces`. invalid_argument naming the first
-  // problem: a bad or repeated name or id, a shard without replicas or
+  // problem: a bad or repeated name or id, a name longer than
+  // kMaxClusterKeyspaceNameSize, an id above kMaxClusterKeyspaceId, a
+  // shard id above kMaxShardId, a shard without replicas or
   // with repeated or zero node ids, epoch 0, slot ranges out of order,
   // overlapping, out of 0..1023, or not covering every slot exactly once.
   static Result<ClusterMap> Build(std::vector<KeyspaceShards> keyspaces);

@@ -7,6 +7,9 @@
 //                             (node_registration.h)
 //   /rpkv/<name>/controller   the controller election key, on the
 //                             controller's lease: its node id in decimal
+//   /rpkv/<name>/keyspaces/<keyspace>
+//                             a desired keyspace: {"shards":N,"replicas":R}
+//                             (keyspace_spec.h); written by kvadmin
 //
 // A cluster name is 1..64 of [a-z0-9_-] (no '/', so one cluster's prefix
 // is never inside another's). Node ids are 1..2^32-1, written in decimal
@@ -46,6 +49,18 @@ class EtcdKeys {
   std::string nodes_prefix() const { return prefix_ + "nodes/"; }
   // "/rpkv/<name>/nodes/<id>". `node_id` must not be 0.
   std::string node(uint32_t node_id) const;
+
+  // "/rpkv/<name>/keyspaces/": the desired keyspaces (keyspace_spec.h).
+  std::string keyspaces_prefix() const { return prefix_ + "keyspaces/"; }
+  // "/rpkv/<name>/keyspaces/<keyspace>". `keyspace` should pass
+  // ValidateClusterKeyspaceName (cluster_map.h); it is not checked here.
+  std::string keyspace(std::string_view keyspace) const;
+
+  // The keyspace name of a key under keyspaces_prefix(). Keys come from
+  // etcd: invalid_argument for a key outside the prefix, or a name that
+  // ValidateClusterKeyspaceName refuses (empty, too long, a '/' or any
+  // byte outside [A-Za-z0-9_.-]).
+  Result<std::string> KeyspaceNameOf(std::string_view key) const;
 
   // The node id of a key under nodes_prefix(). Keys come from etcd, which
   // anyone with access can write: invalid_argument for a key outside the

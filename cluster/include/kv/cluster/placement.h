@@ -10,7 +10,8 @@
 //     replica of it if one exists (least loaded first, ties by node id).
 //     Its epoch is bumped once (ClusterMap::WithReplicas). A shard with no
 //     live replica stays as it is and is reported unavailable.
-//  2. Create. A desired keyspace absent from the map gets id max(ids)+1,
+//  2. Create. A desired keyspace absent from the map gets id max(ids)+1
+//     (at most kMaxClusterKeyspaceId, kv/cluster_slots.h),
 //     its shards ids 0..n-1 with the 1024 slots split in contiguous, even
 //     ranges, and min(replicas, live nodes) replicas on distinct live
 //     nodes: primaries on the node with the fewest primaries, backups on
@@ -35,16 +36,10 @@
 #include <vector>
 
 #include "kv/cluster/cluster_map.h"
+#include "kv/cluster/keyspace_spec.h"
 #include "kv/status.h"
 
 namespace kv::cluster {
-
-// A keyspace the cluster should have.
-struct KeyspaceSpec {
-  std::string name;       // kv/keyspace_name.h rules
-  uint32_t shards = 1;    // 1..1024
-  uint32_t replicas = 1;  // 1..ClusterMap::kMaxReplicas
-};
 
 struct PlacementRequest {
   std::vector<uint32_t> live_nodes;  // any order; duplicates ignored
@@ -73,10 +68,14 @@ struct Placement {
 
 // Errors:
 //   invalid_argument  node id 0 among the live nodes; a desired keyspace
-//                     with a bad name, 0 or more than 1024 shards, 0 or
-//                     more than kMaxReplicas replicas, or named twice;
+//                     that KeyspaceSpec::Validate refuses (a bad name or
+//                     one longer than kMaxClusterKeyspaceNameSize (57)
+//                     bytes, 0 or more than 1024 shards, 0 or more than
+//                     kMaxReplicas replicas), or one named twice;
 //   no_space          a shard's epoch cannot be bumped (at 2^32-1), or no
-//                     keyspace id is left, or the map would pass
+//                     keyspace id is left (the map's largest id is
+//                     kMaxClusterKeyspaceId already: ids are never
+//                     reused), or the map would pass
 //                     ClusterMap::kMaxKeyspaces.
 Result<Placement> PlanPlacement(const ClusterMap& current,
                                 const PlacementRequest& request);
