@@ -103,6 +103,10 @@ int64_t Controller::Pass(const Election::Term& term) {
     std::vector<std::string> ignored;
     for (const KeyValue& kv : r->kvs) {
       if (kv.key == map_key) map_kv = &kv;
+      if (kv.key.starts_with(keys_.keyspaces_prefix())) {
+        AddDesired(kv, &req.desired, &ignored);
+        continue;
+      }
       if (!kv.key.starts_with(keys_.nodes_prefix())) continue;
       Result<uint32_t> id = keys_.NodeIdOf(kv.key);
       Result<NodeRegistration> reg = NodeRegistration::Decode(kv.value);
@@ -165,6 +169,30 @@ int64_t Controller::Pass(const Election::Term& term) {
   Fail("lost " + std::to_string(options_.max_txn_attempts) +
        " map transaction races in a row; trying again shortly");
   return 0;
+}
+
+void Controller::AddDesired(const KeyValue& kv,
+                            std::vector<KeyspaceSpec>* desired,
+                            std::vector<std::string>* ignored) const {
+  // Anyone with etcd access can write these keys: a bad one is reported
+  // and skipped, and never stops the pass (repairs must go on).
+  Result<std::string> name = keys_.KeyspaceNameOf(kv.key);
+  if (!name.ok()) {
+    ignored->push_back("ignoring desired keyspace: " + name.status().message());
+    return;
+  }
+  Result<KeyspaceSpec> spec = KeyspaceSpec::Decode(*name, kv.value);
+  if (!spec.ok()) {
+    ignored->push_back("ignoring " + kv.key + ": " + spec.status().message() +
+                       "; fix or delete it with etcdctl");
+    return;
+  }
+  // The options win on a name conflict (they come from the operator of
+  // this process); etcd's keys are sorted, so names are already unique.
+  for (const KeyspaceSpec& d : *desired) {
+    if (d.name == spec->name) return;
+  }
+  desired->push_back(std::move(*spec));
 }
 
 bool Controller::Quiet(int64_t from) {

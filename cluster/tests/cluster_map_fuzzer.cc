@@ -1,26 +1,64 @@
-// libFuzzer target: ClusterMap::Decode on arbitrary bytes (the map comes
-// from etcd, which anyone with etcd access can write). Nothing may crash,
-// throw or recurse away; a map that decodes must encode to JSON that
-// decodes to an equal map, and route every slot to a shard with a primary.
+// libFuzzer target: the decoders of what rpkv reads from etcd's cluster
+// prefix besides the gateway's answers (etcd_json_fuzzer) — ClusterMap::
+// Decode, KeyspaceSpec::Decode (a desired keyspace's value) and
+// EtcdKeys::KeyspaceNameOf (its key) — on arbitrary bytes: anyone with etcd
+// access can write them. Nothing may crash, throw or recurse away; a map
+// that decodes must encode to JSON that decodes to an equal map and route
+// every slot to a shard with a primary; a spec that decodes must validate
+// and round-trip; a name taken from a key must name that same key.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "kv/cluster/cluster_map.h"
+#include "kv/cluster/etcd_keys.h"
+#include "kv/cluster/keyspace_spec.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzMap(std::string_view in) {
   using kv::cluster::ClusterMap;
-  std::string_view in(reinterpret_cast<const char*>(data), size);
   kv::Result<ClusterMap> m = ClusterMap::Decode(in);
-  if (!m.ok()) return 0;
+  if (!m.ok()) return;
   kv::Result<ClusterMap> again = ClusterMap::Decode(m->Encode());
   if (!again.ok() || !(*again == *m)) std::abort();
   for (const auto& ks : m->keyspaces()) {
+    if (!kv::cluster::ValidateClusterKeyspaceName(ks.name).ok() ||
+        ks.id > kv::kMaxClusterKeyspaceId) {
+      std::abort();
+    }
     for (uint64_t slot = 0; slot < kv::kSlotCount; slot++) {
       const auto* shard = m->ShardFor(ks, slot << kv::kSlotShift);
-      if (shard == nullptr || shard->replicas.empty()) std::abort();
+      if (shard == nullptr || shard->replicas.empty() ||
+          shard->id > kv::kMaxShardId) {
+        std::abort();
+      }
     }
   }
+}
+
+void FuzzSpec(std::string_view in) {
+  using kv::cluster::KeyspaceSpec;
+  kv::Result<KeyspaceSpec> spec = KeyspaceSpec::Decode("k", in);
+  if (spec.ok()) {
+    if (!spec->Validate().ok()) std::abort();
+    kv::Result<KeyspaceSpec> again = KeyspaceSpec::Decode("k", spec->Encode());
+    if (!again.ok() || !(*again == *spec)) std::abort();
+  }
+  static const kv::cluster::EtcdKeys keys =
+      kv::cluster::EtcdKeys::ForCluster("c").value();
+  const std::string key = keys.keyspaces_prefix() + std::string(in);
+  kv::Result<std::string> name = keys.KeyspaceNameOf(key);
+  if (name.ok() && keys.keyspace(*name) != key) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view in(reinterpret_cast<const char*>(data), size);
+  FuzzMap(in);
+  FuzzSpec(in);
   return 0;
 }

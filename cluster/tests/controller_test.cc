@@ -187,6 +187,105 @@ TEST_F(ControllerTest, GarbageMapIsReportedNotOverwritten) {
   ASSERT_TRUE(WaitFor([&] { return Map().has_value(); }));
 }
 
+TEST_F(ControllerTest, CreatesTheKeyspacesDesiredInEtcd) {
+  AddNode(1);
+  AddNode(2);
+  ASSERT_TRUE(f_.etcd
+                  .Put("/rpkv/c/keyspaces/orders",
+                       KeyspaceSpec{"orders", 2, 2}.Encode())
+                  .ok());
+  Controller::Options o = Opts(1);
+  o.desired.clear();
+  auto c = Controller::Start(f_.etcd, o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(WaitFor([&] { return Map().has_value(); }));
+  ClusterMap m = *Map();
+  ASSERT_EQ(m.keyspaces().size(), 1u);
+  const KeyspaceShards* orders = m.Find("orders");
+  ASSERT_NE(orders, nullptr);
+  ASSERT_EQ(orders->shards.size(), 2u);
+  EXPECT_EQ(orders->shards[0].replicas.size(), 2u);
+  // A key written while the controller runs starts a pass of its own.
+  ASSERT_TRUE(
+      f_.etcd.Put("/rpkv/c/keyspaces/items", R"({"shards":3,"replicas":1})")
+          .ok());
+  ASSERT_TRUE(WaitFor([&] {
+    std::optional<ClusterMap> now = Map();
+    return now && now->Find("items") != nullptr;
+  }));
+  m = *Map();
+  EXPECT_EQ(m.Find("items")->shards.size(), 3u);
+  EXPECT_EQ(m.Find("items")->shards[0].replicas.size(), 1u);
+  EXPECT_EQ(m.Find("orders")->id, 1u);  // untouched
+  EXPECT_EQ(m.Find("orders")->shards[0].epoch, 1u);
+  EXPECT_EQ(m.Find("items")->id, 2u);
+  EXPECT_TRUE((*c)->stats().last_error.empty()) << (*c)->stats().last_error;
+}
+
+TEST_F(ControllerTest, GarbageDesiredKeysAreReportedAndSkipped) {
+  AddNode(1);
+  const std::pair<std::string, std::string> garbage[] = {
+      {"/rpkv/c/keyspaces/bad", "{not json"},
+      {"/rpkv/c/keyspaces/zero", R"({"shards":0,"replicas":1})"},
+      {"/rpkv/c/keyspaces/bad name", R"({"shards":1,"replicas":1})"},
+      {"/rpkv/c/keyspaces/" + std::string(58, 'n'),
+       R"({"shards":1,"replicas":1})"},
+      {"/rpkv/c/keyspaces/a/b", R"({"shards":1,"replicas":1})"},
+  };
+  for (const auto& [key, value] : garbage) {
+    ASSERT_TRUE(f_.etcd.Put(key, value).ok());
+  }
+  ASSERT_TRUE(
+      f_.etcd.Put("/rpkv/c/keyspaces/good", R"({"shards":2,"replicas":1})")
+          .ok());
+  auto c = Controller::Start(f_.etcd, Opts(1));  // desires "users" too
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(WaitFor([&] { return Map().has_value(); }));
+  ClusterMap m = *Map();
+  EXPECT_EQ(m.keyspaces().size(), 2u);
+  EXPECT_NE(m.Find("users"), nullptr);
+  ASSERT_NE(m.Find("good"), nullptr);
+  EXPECT_EQ(m.Find("good")->shards.size(), 2u);
+  ASSERT_TRUE(WaitFor([&] { return (*c)->stats().passes >= 2; }));
+  Controller::Stats st = (*c)->stats();
+  EXPECT_TRUE(st.last_error.empty()) << st.last_error;
+  std::string all;
+  for (const std::string& p : st.last_problems) all += p + "\n";
+  EXPECT_EQ(st.last_problems.size(), std::size(garbage)) << all;
+  EXPECT_NE(all.find("ignoring /rpkv/c/keyspaces/bad: keyspace spec 'bad': "
+                     "not a JSON object"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("keyspace spec 'zero': \"shards\" must be an integer"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("/rpkv/c/keyspaces/bad name does not name a keyspace"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("at most 57 bytes"), std::string::npos) << all;
+  EXPECT_NE(all.find("/rpkv/c/keyspaces/a/b does not name a keyspace"),
+            std::string::npos)
+      << all;
+  // Nothing of the garbage was written back or removed.
+  EXPECT_EQ(f_.etcd.Get("/rpkv/c/keyspaces/bad")->kvs.at(0).value, "{not json");
+}
+
+TEST_F(ControllerTest, TheOptionsWinOverAKeyOfTheSameName) {
+  AddNode(1);
+  AddNode(2);
+  ASSERT_TRUE(
+      f_.etcd.Put("/rpkv/c/keyspaces/users", R"({"shards":1,"replicas":1})")
+          .ok());
+  auto c = Controller::Start(f_.etcd, Opts(1));  // users: 4 shards x 2
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(WaitFor([&] { return Map().has_value(); }));
+  const ClusterMap m = *Map();
+  const KeyspaceShards* users = m.Find("users");
+  ASSERT_NE(users, nullptr);
+  EXPECT_EQ(users->shards.size(), 4u);
+  EXPECT_EQ(users->shards[0].replicas.size(), 2u);
+}
+
 TEST_F(ControllerTest, StopReturnsPromptlyAndResigns) {
   AddNode(1);
   auto c = Controller::Start(f_.etcd, Opts(1));

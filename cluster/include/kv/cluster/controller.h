@@ -3,7 +3,8 @@
 // (election.h) makes exactly one of them act.
 //
 // While elected, a pass reads everything under /rpkv/<cluster>/ at one
-// revision (the map and the node registrations), plans the next map
+// revision (the map, the node registrations and the desired keyspaces
+// under keyspaces/, added to Options::desired), plans the next map
 // (placement.h: repair shards on dead nodes, create desired keyspaces,
 // rebalance if asked) and, when it differs, writes it in a transaction
 // guarded by the map key's mod revision as read (absence when there was
@@ -14,7 +15,9 @@
 // compaction it re-reads.
 //
 // A map in etcd that does not decode is never overwritten: the controller
-// reports it (last_error()) and waits for a person to fix it.
+// reports it (last_error()) and waits for a person to fix it. A desired
+// keyspace key that does not decode is reported (last_problems) and
+// skipped; the pass goes on with the others.
 //
 // One thread. Thread-safety: every method from any thread. `etcd` and the
 // clock must outlive the Controller.
@@ -44,7 +47,9 @@ class Controller {
   struct Options {
     std::string cluster;  // etcd_keys.h rules
     uint32_t node_id = 0;
-    std::vector<KeyspaceSpec> desired;  // for now from the options
+    // Desired keyspaces besides those under /rpkv/<cluster>/keyspaces/
+    // (keyspace_spec.h); on a name conflict these win.
+    std::vector<KeyspaceSpec> desired;
     bool rebalance = false;
     uint32_t max_moves = 1;
     LeaseKeeper::Options lease;  // of the election
@@ -93,6 +98,11 @@ class Controller {
   // Returns false when a re-read is due now (change, compaction, error).
   bool Quiet(int64_t from);
   void Fail(const std::string& error);
+  // Adds the desired keyspace of `kv` (a key under keyspaces/) to
+  // `desired` unless one of that name is there already, or says in
+  // `ignored` why the key is not a valid one.
+  void AddDesired(const KeyValue& kv, std::vector<KeyspaceSpec>* desired,
+                  std::vector<std::string>* ignored) const;
 
   Etcd& etcd_;
   const Options options_;
