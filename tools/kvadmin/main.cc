@@ -10,6 +10,9 @@
 //   kvadmin snapshot-info --snapshot=DIR [--format=json]
 //   kvadmin verify        --pool=PATH --snapshot=DIR [--limit=N]
 //   kvadmin restore       --pool=PATH --snapshot=DIR [--force]
+//   kvadmin --cluster=etcd://H:P cluster status
+//   kvadmin --cluster=etcd://H:P cluster create-keyspace NAME [--shards=N]
+//           [--replicas=R] [--wait_s=S]
 //
 // Exit codes: 0 ok, 1 the operation failed, 2 usage error, 3 check found
 // problems / verify found differences / restore could not re-link all.
@@ -20,6 +23,7 @@
 #include <iostream>
 #include <optional>
 
+#include "cluster_commands.h"
 #include "commands.h"
 #include "dump_commands.h"
 #include "kv/store/keyspace_sizing.h"
@@ -50,6 +54,19 @@ DEFINE_string(in, "", "load: the dump file to read");
 DEFINE_bool(yes, false,
             "restore, keyspace drop: do not ask before destroying data "
             "(needed when stdin is not a terminal)");
+DEFINE_string(cluster, "",
+              "cluster commands: etcd://HOST:PORT[,HOST:PORT...] of the "
+              "cluster's etcd");
+DEFINE_string(cluster_name, "rpkv",
+              "cluster commands: the cluster (its keys are under "
+              "/rpkv/NAME/ in etcd)");
+DEFINE_int32(shards, 4, "cluster create-keyspace: shards (1..1024)");
+DEFINE_int32(replicas, 1,
+             "cluster create-keyspace: replicas per shard (1..8; at most "
+             "the live nodes are used)");
+DEFINE_int32(wait_s, 30,
+             "cluster create-keyspace: seconds to wait for the controller "
+             "to place the keyspace (0: do not wait)");
 DEFINE_bool(verbose, false,
             "restore: list every entry not re-linked (default: counts and "
             "the first few)");
@@ -104,8 +121,22 @@ constexpr const char* kUsage =
     "is\n"
     "not a terminal).\n"
     "\n"
+    "a cluster (etcd only; docs/cluster.md \"kvadmin cluster\"):\n"
+    "  kvadmin --cluster=etcd://H:P[,...] [--cluster_name=rpkv] cluster "
+    "status\n"
+    "                   controller, nodes, keyspaces and their shards "
+    "(unavailable:\n"
+    "                   primary not live), pending keyspaces\n"
+    "  kvadmin --cluster=etcd://H:P cluster create-keyspace NAME "
+    "[--shards=4]\n"
+    "                   [--replicas=1] [--wait_s=30]   ask the controller "
+    "for a keyspace\n"
+    "                   and wait until the map holds it\n"
+    "\n"
     "SIZE: bytes, or with a K/M/G/T suffix (binary), e.g. 1G.\n"
-    "exit codes: 0 ok, 1 operation failed, 2 usage error, 3 check found "
+    "exit codes: 0 ok, 1 operation failed (also: the keyspace already "
+    "exists, the\n"
+    "            wait timed out), 2 usage error, 3 check found "
     "problems,\n"
     "            verify found differences, or restore could not re-link "
     "every entry\n";
@@ -174,6 +205,39 @@ int RunSnapshotCommand(const std::string& cmd) {
   }
   return Restore(FLAGS_pool, FLAGS_snapshot, FLAGS_force, FLAGS_verbose,
                  std::cout, std::cerr);
+}
+
+int RunClusterCommand(int argc, char** argv) {
+  using namespace kv::kvadmin;
+  if (argc < 3) return Usage("cluster needs one of: status, create-keyspace");
+  const std::string sub = argv[2];
+  if (sub != "status" && sub != "create-keyspace") {
+    return Usage("unknown cluster command '" + sub + "'");
+  }
+  const int want_args = sub == "status" ? 3 : 4;
+  if (argc < want_args) return Usage("cluster create-keyspace needs a NAME");
+  if (argc > want_args) {
+    return Usage("unexpected argument '" + std::string(argv[want_args]) + "'");
+  }
+  if (FLAGS_cluster.empty()) {
+    return Usage("cluster " + sub + " needs --cluster=etcd://HOST:PORT");
+  }
+  kv::Result<ClusterTarget> t =
+      OpenClusterTarget(FLAGS_cluster, FLAGS_cluster_name);
+  if (!t.ok()) return Usage(t.status().message());
+  if (sub == "status") {
+    return ClusterStatus(*t->etcd, t->keys, std::cout, std::cerr);
+  }
+  if (FLAGS_shards < 1 || FLAGS_replicas < 1) {
+    return Usage("--shards and --replicas must be at least 1");
+  }
+  if (FLAGS_wait_s < 0) return Usage("--wait_s must not be negative");
+  const kv::cluster::KeyspaceSpec spec{argv[3],
+                                       static_cast<uint32_t>(FLAGS_shards),
+                                       static_cast<uint32_t>(FLAGS_replicas)};
+  return ClusterCreateKeyspace(*t->etcd, t->keys, spec,
+                               std::chrono::seconds(FLAGS_wait_s), std::cout,
+                               std::cerr);
 }
 
 }  // namespace
@@ -279,5 +343,6 @@ int main(int argc, char** argv) {
       return Usage("unexpected argument '" + std::string(argv[2]) + "'");
     return RunSnapshotCommand(cmd);
   }
+  if (cmd == "cluster") return RunClusterCommand(argc, argv);
   return Usage("unknown command '" + cmd + "'");
 }
