@@ -160,15 +160,14 @@ TEST_F(KvadminClusterTest, WithoutAControllerCreateTimesOutSayingSo) {
 
 TEST_F(KvadminClusterTest, BadInputIsAUsageErrorNeverACrash) {
   EXPECT_EQ(Kvadmin("cluster status").code, kExitUsage);  // no --cluster
-  const char* bad[] = {
+  const std::string bad[] = {
       "cluster",
       "cluster frobnicate",
       "cluster status extra",
       "cluster create-keyspace",
       "cluster create-keyspace a b",
       "cluster create-keyspace 'bad name'",
-      "cluster create-keyspace "
-      "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+      "cluster create-keyspace " + std::string(58, 'n'),
       "cluster create-keyspace k --shards=0",
       "cluster create-keyspace k --shards=1025",
       "cluster create-keyspace k --replicas=9",
@@ -176,7 +175,7 @@ TEST_F(KvadminClusterTest, BadInputIsAUsageErrorNeverACrash) {
       "cluster create-keyspace k --wait_s=-1",
       "cluster create-keyspace k --shards=many",
   };
-  for (const char* args : bad) {
+  for (const std::string& args : bad) {
     Outcome r = Admin(args);
     EXPECT_EQ(r.code, kExitUsage) << args << ": " << r.out;
   }
