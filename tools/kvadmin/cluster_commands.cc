@@ -100,9 +100,7 @@ int ClusterCreateKeyspace(cluster::Etcd& etcd, const cluster::EtcdKeys& keys,
     if (r.ok() && !r->kvs.empty()) {
       Result<KeyspaceSpec> old =
           KeyspaceSpec::Decode(spec.name, r->kvs[0].value);
-      have = old.ok() ? " (" + std::to_string(old->shards) + " shards x " +
-                            std::to_string(old->replicas) + " replicas)"
-                      : " (" + old.status().message() + ")";
+      have = " (" + (old.ok() ? SpecText(*old) : old.status().message()) + ")";
     }
     err << "kvadmin: keyspace '" << spec.name
         << "' already exists: it is desired at " << key << have
@@ -110,8 +108,8 @@ int ClusterCreateKeyspace(cluster::Etcd& etcd, const cluster::EtcdKeys& keys,
            "shows it as pending)\n";
     return kExitFailed;
   }
-  err << "kvadmin: asked for keyspace '" << spec.name << "' (" << spec.shards
-      << " shards x " << spec.replicas << " replicas) at " << key << "\n";
+  err << "kvadmin: asked for keyspace '" << spec.name << "' (" << SpecText(spec)
+      << ") at " << key << "\n";
   if (wait.count() == 0) return kExitOk;
 
   const auto start = std::chrono::steady_clock::now();

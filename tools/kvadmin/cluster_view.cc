@@ -117,6 +117,11 @@ ClusterView MakeClusterView(const cluster::Range& range,
   return v;
 }
 
+std::string SpecText(const KeyspaceSpec& spec) {
+  return Plural(spec.shards, "shard", "shards") + " x " +
+         Plural(spec.replicas, "replica", "replicas");
+}
+
 std::string SlotRanges(const Shard& shard) {
   std::string s;
   for (const auto& [first, last] : shard.slots) {
@@ -202,8 +207,7 @@ void PrintClusterStatus(const ClusterView& view, std::ostream& out) {
   if (!pending.empty()) {
     out << "pending (desired, not in the map yet): " << pending.size() << "\n";
     for (const KeyspaceSpec& p : pending) {
-      out << "  " << p.name << ": " << Plural(p.shards, "shard", "shards")
-          << " x " << Plural(p.replicas, "replica", "replicas") << "\n";
+      out << "  " << p.name << ": " << SpecText(p) << "\n";
     }
   }
   if (!view.problems.empty()) {

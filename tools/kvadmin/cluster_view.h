@@ -50,6 +50,9 @@ struct ClusterView {
 ClusterView MakeClusterView(const cluster::Range& range,
                             const cluster::EtcdKeys& keys);
 
+// "4 shards x 1 replica".
+std::string SpecText(const cluster::KeyspaceSpec& spec);
+
 // "0-255" or "0-10,20-30".
 std::string SlotRanges(const cluster::Shard& shard);
 
