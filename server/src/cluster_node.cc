@@ -128,7 +128,18 @@ void ClusterNode::Apply(const cluster::ClusterMap& map, int64_t revision) {
   for (const Wanted& w : wanted) {
     const bool had = before.count(w.name) != 0;
     if (!had) {
-      Status st = options_.ensure_shard(w.name, w.id, to_make);
+      // Only a new shard (epoch 1) starts empty. At a later epoch the
+      // shard had another primary, whose data this pool does not hold:
+      // without moves or replication, serving it empty would answer
+      // not_found for keys that exist. It stays unserved instead.
+      Status st = options_.ensure_shard(w.name, w.id, to_make, w.epoch == 1);
+      if (st.IsNotFound()) {
+        st = Status::NotFound(st.message() + " and the shard is at epoch " +
+                              std::to_string(w.epoch) +
+                              ": its data is on the node that served it "
+                              "before (moves and replication are not built "
+                              "yet), so it is not served empty");
+      }
       if (to_make > 1) to_make--;
       if (!st.ok()) {
         Logf(

@@ -53,8 +53,10 @@ class ClusterNode {
     std::chrono::seconds lease_ttl{5};
     ShardTable* shards = nullptr;  // required; outlives the node
     // Makes sure the pool has shard keyspace `name` with `id`
-    // (Server::EnsureShard); `share`: shards still to make in this round.
-    std::function<Status(const std::string& name, uint32_t id, uint32_t share)>
+    // (Server::EnsureShard); `share`: shards still to make in this round;
+    // `create`: make it when missing (else not_found).
+    std::function<Status(const std::string& name, uint32_t id, uint32_t share,
+                         bool create)>
         ensure_shard;
   };
 

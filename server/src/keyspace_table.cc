@@ -56,7 +56,7 @@ Result<OpenKeyspace*> KeyspaceTable::Get(std::string_view name, bool create,
 }
 
 Status KeyspaceTable::EnsureShard(std::string_view name, uint32_t id,
-                                  uint32_t share) {
+                                  uint32_t share, bool create) {
   std::lock_guard<std::mutex> lock(mu_);
   Result<std::shared_ptr<store::Keyspace>> ks = pool_->GetKeyspace(name);
   if (ks.ok()) {
@@ -67,6 +67,10 @@ Status KeyspaceTable::EnsureShard(std::string_view name, uint32_t id,
         std::to_string(id) + ": this pool holds another cluster's data");
   }
   if (!ks.status().IsNotFound()) return ks.status();
+  if (!create) {
+    return Status::NotFound("this pool has no keyspace '" + std::string(name) +
+                            "'");
+  }
   return CreateIn(pool_, name, create_, id, share == 0 ? 1 : share);
 }
 

@@ -72,10 +72,12 @@ class KeyspaceTable {
                          const CreateOptions& create, uint32_t id = 0,
                          uint32_t share = 1);
   // A cluster shard (cluster_node.h): ok when the pool has keyspace
-  // `name` with id `id`, creating it (CreateIn with `share`) when missing.
-  // Errors: corruption (`name` exists with another id), no_space, others
-  // from the pool.
-  Status EnsureShard(std::string_view name, uint32_t id, uint32_t share);
+  // `name` with id `id`; when missing, created (CreateIn with `share`)
+  // only if `create`, else not_found.
+  // Errors: corruption (`name` exists with another id), not_found,
+  // no_space, others from the pool.
+  Status EnsureShard(std::string_view name, uint32_t id, uint32_t share,
+                     bool create);
   // Every keyspace opened so far.
   std::vector<OpenKeyspace*> All();
   // Names of every keyspace in the pool.

@@ -324,9 +324,9 @@ int main(int argc, char** argv) {
     c.lease_ttl = std::chrono::seconds(FLAGS_lease_ttl_s);
     c.shards = shards.get();
     kv::server::Server* raw = server->get();
-    c.ensure_shard = [raw](const std::string& name, uint32_t id,
-                           uint32_t share) {
-      return raw->EnsureShard(name, id, share);
+    c.ensure_shard = [raw](const std::string& name, uint32_t id, uint32_t share,
+                           bool create) {
+      return raw->EnsureShard(name, id, share, create);
     };
     auto joined = kv::server::ClusterNode::Start(c, [table = shards.get()] {
       table->Fence();

@@ -61,8 +61,9 @@ class Server {
   void Run(int stop_fd);
   // A cluster shard this node is given (KeyspaceTable::EnsureShard).
   // Thread-safe.
-  Status EnsureShard(std::string_view name, uint32_t id, uint32_t share) {
-    return keyspaces_->EnsureShard(name, id, share);
+  Status EnsureShard(std::string_view name, uint32_t id, uint32_t share,
+                     bool create) {
+    return keyspaces_->EnsureShard(name, id, share, create);
   }
 
   // The address actually listened on.

@@ -502,5 +502,22 @@ TEST_F(ClusterShardsTest, ToolsAndTheCApiTakeAClusterAddress) {
   EXPECT_NE(out.find("ops/s"), std::string::npos) << out;
 }
 
+// A shard at epoch 2 had another primary before: a node whose pool lacks
+// it does not serve it empty (that would answer not_found for keys that
+// exist); a shard at epoch 1 is new and is created.
+TEST_F(ClusterShardsTest, AShardThatMovedHereWithoutItsDataIsNotServedEmpty) {
+  StartNodes(1);
+  PutMap(UsersMap({1, 1, 1, 1}, {1, 2, 1, 1}));
+  ASSERT_TRUE(Serving(1, "users.s0", 1));
+  EXPECT_TRUE(nodes_[0].WaitForLog(
+      "shard 'users.s1' (id 7169) given to this node at map revision"));
+  EXPECT_NE(nodes_[0].StderrText().find("so it is not served empty"),
+            std::string::npos)
+      << nodes_[0].StderrText();
+  auto d = Direct(1, "users.s1", 2);
+  ASSERT_FALSE(d.ok());
+  EXPECT_TRUE(d.status().IsWrongShard()) << d.status().ToString();
+}
+
 }  // namespace
 }  // namespace kv::e2e

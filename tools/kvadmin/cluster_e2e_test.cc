@@ -179,6 +179,11 @@ TEST_F(KvadminClusterTest, BadInputIsAUsageErrorNeverACrash) {
     Outcome r = Admin(args);
     EXPECT_EQ(r.code, kExitUsage) << args << ": " << r.out;
   }
+  // No backups until replication copies data to them.
+  Outcome two = Admin("cluster create-keyspace k --replicas=2");
+  EXPECT_EQ(two.code, kExitUsage) << two.out;
+  EXPECT_NE(two.out.find("replication is not built yet"), std::string::npos)
+      << two.out;
   Outcome r = Kvadmin("--cluster=http://x:1 cluster status");
   EXPECT_EQ(r.code, kExitUsage) << r.out;
   EXPECT_NE(r.out.find("--cluster: "), std::string::npos) << r.out;

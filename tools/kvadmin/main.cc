@@ -62,8 +62,8 @@ DEFINE_string(cluster_name, "rpkv",
               "/rpkv/NAME/ in etcd)");
 DEFINE_int32(shards, 4, "cluster create-keyspace: shards (1..1024)");
 DEFINE_int32(replicas, 1,
-             "cluster create-keyspace: replicas per shard (1..8; at most "
-             "the live nodes are used)");
+             "cluster create-keyspace: replicas per shard (1 until "
+             "replication is built: a backup would hold no data)");
 DEFINE_int32(wait_s, 30,
              "cluster create-keyspace: seconds to wait for the controller "
              "to place the keyspace (0: do not wait)");
@@ -230,6 +230,13 @@ int RunClusterCommand(int argc, char** argv) {
   }
   if (FLAGS_shards < 1 || FLAGS_replicas < 1) {
     return Usage("--shards and --replicas must be at least 1");
+  }
+  if (FLAGS_replicas > 1) {
+    // The map could name backups, but nothing copies data to them yet: a
+    // failover would promote an empty backup (docs/cluster.md).
+    return Usage(
+        "--replicas must be 1: replication is not built yet, and a backup "
+        "without the data must never become primary");
   }
   if (FLAGS_wait_s < 0) return Usage("--wait_s must not be negative");
   const kv::cluster::KeyspaceSpec spec{argv[3],
