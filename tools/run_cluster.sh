@@ -19,7 +19,8 @@
 # them running; stop them later with: kill $(cat data/cluster/*.pid)).
 #
 # Environment: RPKV_DATA (default ./data), RPKV_BUILD_DIR (build-release),
-# RPKV_ETCD_PORT (23790), RPKV_NODES (3), RPKV_SKIP_SETUP=1 skips step 1.
+# RPKV_ETCD_PORT (23790), RPKV_NODES (3), RPKV_NODE_PORT (7400: node N
+# listens on RPKV_NODE_PORT + N), RPKV_SKIP_SETUP=1 skips step 1.
 # Exit code: kvcli's, or 1 when a step failed (the message says which).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,7 @@ DIR=$DATA/cluster
 BUILD=${RPKV_BUILD_DIR:-build-release}
 ETCD_PORT=${RPKV_ETCD_PORT:-23790}
 NODES=${RPKV_NODES:-3}
+NODE_PORT=${RPKV_NODE_PORT:-7400}
 ETCD_URL=etcd://127.0.0.1:$ETCD_PORT
 KEEP=0
 
@@ -128,7 +130,7 @@ for n in $(seq "$NODES"); do
   log=$DIR/node$n.log
   offset=$(stat -c %s "$log" 2>/dev/null || echo 0)
   "$BIN/kvserver" --pool="$DIR/node$n.pool" --pool_size=256M \
-    --listen="127.0.0.1:$((7400 + n))" --cluster="$ETCD_URL" --node_id="$n" \
+    --listen="127.0.0.1:$((NODE_PORT + n))" --cluster="$ETCD_URL" --node_id="$n" \
     >>"$log" 2>&1 &
   PIDS+=($!)
   echo "$!" >"$DIR/node$n.pid"
@@ -136,7 +138,7 @@ for n in $(seq "$NODES"); do
     tail -20 "$log" >&2
     fail "4/6 (start node $n)" "its log is above and in $log"
   }
-  say "node $n ready on 127.0.0.1:$((7400 + n)) (log $log)"
+  say "node $n ready on 127.0.0.1:$((NODE_PORT + n)) (log $log)"
 done
 
 # 5. keyspace "default" (already there after a restart with --keep's data)

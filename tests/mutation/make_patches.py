@@ -1056,6 +1056,23 @@ m('pool-explicit-id-unchecked', 'store/src/pool_keyspaces.cc',
   '''    if (false && o.id != 0 && slots_[i].copy >= 0 && slots_[i].entry.state == kLive &&''',
   "pool: a keyspace created with an explicit id is not checked against the live keyspaces' ids (two keyspaces carry one id)")
 
+m('shard-epoch-unchecked', 'server/src/shard_table.cc',
+  '''  if (request_epoch != epoch) {''',
+  '''  if (false && request_epoch != epoch) {''',
+  "cluster: a COMMIT or REFILL naming a stale map epoch is decided by a node that serves the shard at another epoch")
+m('shard-lease-unchecked', 'server/src/shard_table.cc',
+  '''    alive = lease_alive_ && lease_alive_();''',
+  '''    alive = true;''',
+  "cluster: admission and COMMIT do not ask whether the lease is alive (a node past its deadline still decides)")
+m('shard-ack-past-deadline', 'server/src/shard_table.cc',
+  '''  return !fenced_ && lease_alive_ && lease_alive_();''',
+  '''  return !fenced_;''',
+  "cluster: a commit decided before the lease deadline is acknowledged after it")
+m('shard-created-empty-at-later-epoch', 'server/src/cluster_node.cc',
+  '''to_make, w.epoch == 1);''',
+  '''to_make, true);''',
+  "cluster: a node creates, empty, a shard whose data is on its former primary (answers not_found for keys that exist)")
+
 # Every replacement is checked before the old patches are removed: a
 # mutant that no longer matches its source leaves the folder as it was.
 bad = []
