@@ -54,30 +54,14 @@ fail() {
   exit 1
 }
 
-# 1. packages
-if [ "${RPKV_SKIP_SETUP:-0}" != 1 ]; then
-  bash tools/setup.sh ||
-    fail "1/5 (install packages)" "run 'sudo bash tools/setup.sh' (Debian 12) and try again"
-fi
-
-# 2. build (only what this needs; a configured build dir keeps its settings)
+# 1. packages, 2. build (only what this needs; a configured build dir
+# keeps its settings)
 mkdir -p "$DATA" || fail "2/5 (build)" "cannot create directory $DATA"
 # Pool, log and pid file are this machine's, never the repository's.
 [ -e "$DATA/.gitignore" ] || echo '*' >"$DATA/.gitignore"
-BUILD_LOG=$DATA/build.log
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-  say "configuring $BUILD (Release)"
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    >"$BUILD_LOG" 2>&1 || {
-    tail -20 "$BUILD_LOG" >&2
-    fail "2/5 (configure)" "output above and in $BUILD_LOG; missing packages? sudo bash tools/setup.sh"
-  }
-fi
-say "building kvserver kvcli kvadmin in $BUILD (a few minutes the first time)"
-cmake --build "$BUILD" --target kvserver kvcli kvadmin >"$BUILD_LOG" 2>&1 || {
-  tail -30 "$BUILD_LOG" >&2
-  fail "2/5 (build)" "the compiler output is above and in $BUILD_LOG"
-}
+# shellcheck source=tools/run_steps.sh
+. tools/run_steps.sh
+run_setup_and_build 5 "$DATA/build.log"
 BIN=$BUILD/bin
 
 # Is a kvserver already answering on $LISTEN? (a second run.sh attaches)

@@ -50,31 +50,14 @@ fail() {
   exit 1
 }
 
-# 1. packages
-if [ "${RPKV_SKIP_SETUP:-0}" != 1 ]; then
-  bash tools/setup.sh ||
-    fail "1/6 (install packages)" "run 'sudo bash tools/setup.sh' (Debian 12) and try again"
-fi
-command -v etcd >/dev/null ||
-  fail "1/6 (install packages)" "no etcd binary: sudo apt-get install etcd-server"
-
-# 2. build
+# 1. packages, 2. build
 mkdir -p "$DIR" || fail "2/6 (build)" "cannot create directory $DIR"
 [ -e "$DATA/.gitignore" ] || echo '*' >"$DATA/.gitignore"
-BUILD_LOG=$DIR/build.log
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-  say "configuring $BUILD (Release)"
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    >"$BUILD_LOG" 2>&1 || {
-    tail -20 "$BUILD_LOG" >&2
-    fail "2/6 (configure)" "output above and in $BUILD_LOG"
-  }
-fi
-say "building kvserver kvcli kvadmin in $BUILD (a few minutes the first time)"
-cmake --build "$BUILD" --target kvserver kvcli kvadmin >"$BUILD_LOG" 2>&1 || {
-  tail -30 "$BUILD_LOG" >&2
-  fail "2/6 (build)" "the compiler output is above and in $BUILD_LOG"
-}
+# shellcheck source=tools/run_steps.sh
+. tools/run_steps.sh
+run_setup_and_build 6 "$DIR/build.log"
+command -v etcd >/dev/null ||
+  fail "1/6 (install packages)" "no etcd binary: sudo apt-get install etcd-server"
 BIN=$BUILD/bin
 
 PIDS=()
