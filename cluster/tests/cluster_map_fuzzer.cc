@@ -1,11 +1,15 @@
 // libFuzzer target: the decoders of what rpkv reads from etcd's cluster
 // prefix besides the gateway's answers (etcd_json_fuzzer) — ClusterMap::
 // Decode, KeyspaceSpec::Decode (a desired keyspace's value) and
-// EtcdKeys::KeyspaceNameOf (its key) — on arbitrary bytes: anyone with etcd
+// EtcdKeys::KeyspaceNameOf (its key), NodeRegistration::Decode (a node's
+// registration, which clients read for addresses) and EtcdKeys::NodeIdOf
+// — on arbitrary bytes: anyone with etcd
 // access can write them. Nothing may crash, throw or recurse away; a map
 // that decodes must encode to JSON that decodes to an equal map and route
 // every slot to a shard with a primary; a spec that decodes must validate
-// and round-trip; a name taken from a key must name that same key.
+// and round-trip; a name taken from a key must name that same key; a
+// registration that decodes must validate and round-trip; an id taken
+// from a node key must name that same key.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +19,7 @@
 #include "kv/cluster/cluster_map.h"
 #include "kv/cluster/etcd_keys.h"
 #include "kv/cluster/keyspace_spec.h"
+#include "kv/cluster/node_registration.h"
 
 namespace {
 
@@ -54,11 +59,28 @@ void FuzzSpec(std::string_view in) {
   if (name.ok() && keys.keyspace(*name) != key) std::abort();
 }
 
+void FuzzNode(std::string_view in) {
+  using kv::cluster::NodeRegistration;
+  kv::Result<NodeRegistration> reg = NodeRegistration::Decode(in);
+  if (reg.ok()) {
+    if (!reg->Validate().ok()) std::abort();
+    kv::Result<NodeRegistration> again =
+        NodeRegistration::Decode(reg->Encode());
+    if (!again.ok() || !(*again == *reg)) std::abort();
+  }
+  static const kv::cluster::EtcdKeys keys =
+      kv::cluster::EtcdKeys::ForCluster("c").value();
+  const std::string key = keys.nodes_prefix() + std::string(in);
+  kv::Result<uint32_t> id = keys.NodeIdOf(key);
+  if (id.ok() && (*id == 0 || keys.node(*id) != key)) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
   FuzzMap(in);
   FuzzSpec(in);
+  FuzzNode(in);
   return 0;
 }
