@@ -10,6 +10,22 @@ bool Mentions(const Status& st, std::string_view text) {
 // What to try when Connect failed: the client's messages already name the
 // cause; the hint names the command that fixes it.
 std::string ConnectHint(const Status& st, const ClientOptions& o) {
+  if (!o.cluster.empty()) {
+    // The client's messages name etcd, the map or the keyspace; the hint
+    // names the cluster commands (docs/cluster.md).
+    if (st.code() == StatusCode::kUnavailable && Mentions(st, "refused")) {
+      return "start a cluster: bash tools/run.sh --cluster (etcd and three "
+             "nodes), or check --cluster=" +
+             o.cluster;
+    }
+    if (st.code() == StatusCode::kNotFound) {
+      return "see the cluster: kvadmin --cluster=" + o.cluster +
+             " cluster status; make a keyspace: kvadmin cluster "
+             "create-keyspace " +
+             o.keyspace;
+    }
+    return "";
+  }
   switch (st.code()) {
     case StatusCode::kUnavailable:
       if (Mentions(st, "refused") || Mentions(st, "is kvserver running")) {
