@@ -22,6 +22,7 @@ namespace kv {
 // options_ and the (here empty) state types.
 class Connection {};
 class ClientState {};
+class Router {};  // the fake has no cluster mode
 
 namespace {
 constexpr uint32_t kMaxValue = 1024;
