@@ -10,9 +10,28 @@ BUILD=$(cd "$1" && pwd)
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 command -v etcd >/dev/null || { echo "SKIP: no etcd binary (bash tools/setup.sh)"; exit 0; }
 TMP=$(mktemp -d /tmp/rpkv-run-cluster-sh.XXXXXX)
-free_port() { perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1:0")->sockport'; }
+# run.sh uses fixed offsets (etcd peer = client port + 100, node N = base
+# + N), so a port the kernel handed out (32768..60999) says nothing about
+# its neighbours, which parallel tests take as theirs (a CI run lost node
+# 3's port that way). Pick a block below the ephemeral range where every
+# port run.sh will use binds now.
+free_block() {
+  perl -MIO::Socket::INET -e '
+    for (1 .. 200) {
+      my $b = 12000 + 10 * int(rand(1500));
+      my $ok = 1;
+      for my $p ($b, $b + 100, $b + 5 .. $b + 8) {
+        my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1:$p", ReuseAddr => 1);
+        if (!$s) { $ok = 0; last }
+        close $s;
+      }
+      if ($ok) { print $b; exit 0 }
+    }
+    exit 1'
+}
+base=$(free_block) || { echo "FAIL: no free block of ports"; exit 1; }
 export RPKV_SKIP_SETUP=1 RPKV_DATA=$TMP/data RPKV_BUILD_DIR=$BUILD HOME=$TMP
-export RPKV_ETCD_PORT=$(free_port) RPKV_NODE_PORT=$(free_port)
+export RPKV_ETCD_PORT=$base RPKV_NODE_PORT=$((base + 4))
 cleanup() { rm -rf "$TMP"; }
 trap cleanup EXIT
 fail() {
