@@ -92,27 +92,46 @@ void Keyspace::Recover(uint64_t open_epoch, bool unclean,
   segments_->FinishRecovery(under_index);
 }
 
+Status Keyspace::EnsureDurableEpoch(uint64_t epoch) {
+  if (epoch <= durable_epoch_.load(std::memory_order_acquire)) {
+    return Status::Ok();
+  }
+  std::lock_guard<std::mutex> lock(epoch_mu_);
+  if (epoch > durable_epoch_.load()) {
+    // Rare (every 2^40 sequences, or a replica's record from a higher
+    // epoch): a catalog persist. Until it succeeds no sequence of the new
+    // epoch is handed out: the next open could otherwise hand it out again.
+    if (epoch_sink_) {
+      Status st = epoch_sink_(epoch);
+      if (!st.ok()) {
+        return Status(st.code(), "persisting the keyspace's sequence epoch " +
+                                     std::to_string(epoch) + ": " +
+                                     st.message());
+      }
+    }
+    durable_epoch_.store(epoch, std::memory_order_release);
+  }
+  return Status::Ok();
+}
+
 Result<uint64_t> Keyspace::NextSequence() {
   const uint64_t s = next_sequence_.fetch_add(1);
-  const uint64_t epoch = s >> kEpochShift;
-  if (epoch > durable_epoch_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(epoch_mu_);
-    if (epoch > durable_epoch_.load()) {
-      // Rare (every 2^40 sequences): a catalog persist. Until it succeeds
-      // no sequence of the new epoch is handed out: the next open could
-      // otherwise hand it out again.
-      if (epoch_sink_) {
-        Status st = epoch_sink_(epoch);
-        if (!st.ok()) {
-          return Status(st.code(), "persisting the keyspace's sequence epoch " +
-                                       std::to_string(epoch) + ": " +
-                                       st.message());
-        }
-      }
-      durable_epoch_.store(epoch, std::memory_order_release);
-    }
-  }
+  KV_RETURN_IF_ERROR(EnsureDurableEpoch(s >> kEpochShift));
   return s;
+}
+
+Status Keyspace::AdvanceSequencePast(uint64_t sequence) {
+  if (sequence > kMaxSequence) {
+    return Status::InvalidArgument("sequence " + std::to_string(sequence) +
+                                   " is above the highest a keyspace uses (" +
+                                   std::to_string(kMaxSequence) + ")");
+  }
+  KV_RETURN_IF_ERROR(EnsureDurableEpoch(sequence >> kEpochShift));
+  uint64_t next = next_sequence_.load();
+  while (next <= sequence &&
+         !next_sequence_.compare_exchange_weak(next, sequence + 1)) {
+  }
+  return Status::Ok();
 }
 
 void Keyspace::PersistIndex() {

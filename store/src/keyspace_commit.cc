@@ -77,6 +77,9 @@ Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
         std::to_string(r.offset) + ", length " + std::to_string(r.length) +
         ")");
   }
+  if (r.replica && r.condition != Condition::kNone) {
+    return Status::InvalidArgument("commit: a replica record has no condition");
+  }
   if (r.condition != Condition::kNone && r.condition != Condition::kIfAbsent &&
       r.condition != Condition::kIfVersion) {
     return Status::InvalidArgument(
@@ -90,8 +93,11 @@ Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
   Prepared p;
   p.log_off = uint64_t{r.segment} * segment_size_ + r.offset;
   rf::RecordView& view = p.view;
-  Status st = rf::VerifyRecord(log_ + p.log_off, r.length, id_, &view,
-                               rf::SequenceRule::kUnsealed);
+  // A writer's record is unsealed (the sequence is ours to assign); a
+  // replica's is sealed by the shard's owner, sequence and expiry kept.
+  Status st = rf::VerifyRecord(
+      log_ + p.log_off, r.length, id_, &view,
+      r.replica ? rf::SequenceRule::kCommitted : rf::SequenceRule::kUnsealed);
   if (st.IsInvalidArgument()) {
     return Status::InvalidArgument("commit: " + st.message());
   }
@@ -124,6 +130,11 @@ Result<Keyspace::Prepared> Keyspace::PrepareCommit(const CommitRequest& r) {
         "keyspace '" + name_ +
         "' is full: only deletes are accepted (this grant is the delete "
         "reserve)");
+  }
+  if (r.replica && view.header.sequence > kMaxSequence) {
+    return Status::InvalidArgument("commit: replica sequence " +
+                                   std::to_string(view.header.sequence) +
+                                   " is above " + std::to_string(kMaxSequence));
   }
   if (view.value.size() > max_value_size_) {
     return Status::InvalidArgument("commit: value of " +
@@ -183,17 +194,39 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
                     old.view.expiry};
   }
   uint8_t* const record = log_ + p.log_off;
-  // The sequence is assigned here, under the key's lock: commit order is
-  // sequence order, and the record's CRC now covers it. The record is not
-  // reachable from any slot yet, so no reader sees it change.
-  Result<uint64_t> next = NextSequence();
-  if (!next.ok()) {
-    d->status = next.status();
-    return;
+  uint64_t sequence = 0;
+  uint64_t expiry = 0;
+  if (r.replica) {
+    // The newest version wins, whatever order the copies arrive in; a
+    // stale one must not pass for committed later (a recovery, a scan).
+    sequence = view.header.sequence;
+    if ((found && old.view.header.sequence >= sequence) ||
+        (tombstone && !found)) {
+      rf::UnsealRecord(record);
+      res.stale = true;
+      return;
+    }
+    // Ours move past it (durably) before it can be reached.
+    d->status = AdvanceSequencePast(sequence);
+    if (!d->status.ok()) {
+      rf::UnsealRecord(record);
+      return;
+    }
+    rf::ResealRecord(record, view);
+    expiry = view.expiry;
+  } else {
+    // The sequence is assigned here, under the key's lock: commit order is
+    // sequence order, and the record's CRC now covers it. The record is
+    // not reachable from any slot yet, so no reader sees it change.
+    Result<uint64_t> next = NextSequence();
+    if (!next.ok()) {
+      d->status = next.status();
+      return;
+    }
+    sequence = *next;
+    rf::SealRecord(record, view, sequence, now);
+    expiry = view.expires() ? now + view.expiry : 0;
   }
-  const uint64_t sequence = *next;
-  rf::SealRecord(record, view, sequence, now);
-  const uint64_t expiry = view.expires() ? now + view.expiry : 0;
   res.committed = {sequence, p.log_off, r.length, expiry};
   d->record = record;
   d->length = r.length;

@@ -275,6 +275,23 @@ inline void SealRecord(void* p, const RecordView& verified, uint64_t sequence,
   std::memcpy(b, &h.crc, 4);
 }
 
+// Rewrites a verified committed record (a replica's copy) exactly as
+// verified: header (sequence included) and absolute expiry from
+// `verified`, never re-read from p, then the CRC recomputed over the
+// bytes — so that what the commit stores is what it checked, however the
+// sender changes the bytes meanwhile (as SealRecord does for a writer).
+inline void ResealRecord(void* p, const RecordView& verified) {
+  auto* b = static_cast<uint8_t*>(p);
+  RecordHeader h = verified.header;
+  h.crc = 0;
+  std::memcpy(b, &h, kHeaderSize);
+  if (verified.expires())
+    PutExpiry(b + kHeaderSize + h.key_len, verified.expiry);
+  const size_t used = verified.used();
+  h.crc = Crc32c(b + 4, used - 4);
+  std::memcpy(b, &h.crc, 4);
+}
+
 // Undoes SealRecord for a record that was sealed but then not committed:
 // zeroes its header, so that it can never verify (as committed or as an
 // unsealed record awaiting commit).

@@ -120,6 +120,15 @@ class Keyspace {
   // Errors: what the epoch sink returns when the epoch cannot be persisted
   // (no sequence of that epoch is handed out; the next call tries again).
   Result<uint64_t> NextSequence();
+  // Moves the sequences this keyspace hands out past `sequence` (a
+  // replica's record, or the last sequence of a shard's previous owner):
+  // every later NextSequence is greater, also after a reopen (the epoch
+  // of `sequence` is persisted through the epoch sink first). Never moves
+  // them back. Errors: invalid_argument (above kMaxSequence), what the
+  // epoch sink returns (nothing changed in either case).
+  Status AdvanceSequencePast(uint64_t sequence);
+  // The highest sequence handed out or advanced past so far (0: none).
+  uint64_t LastSequence() const { return next_sequence_.load() - 1; }
   // Pool: persists `epoch` as this keyspace's open_epoch.
   void SetEpochSink(std::function<Status(uint64_t epoch)> sink) {
     epoch_sink_ = std::move(sink);
@@ -136,6 +145,9 @@ class Keyspace {
   // Tests: the next sequence NextSequence() hands out.
   void SetNextSequenceForTesting(uint64_t next) { next_sequence_.store(next); }
   static constexpr int kEpochShift = 40;
+  // Sequences above this are refused from replicas (2^22 opens of a
+  // keyspace before its own sequences reach it).
+  static constexpr uint64_t kMaxSequence = uint64_t{1} << 62;
   // Where the log starts in the mapping (writers copy records there).
   uint8_t* log_base() const { return log_; }
   // The bytes a server registers: the keyspace's region (index header,
@@ -336,6 +348,8 @@ class Keyspace {
   // stripe, or accepts races). Returns false when absent.
   bool FindSlot(std::string_view key, uint64_t hash, Found* out) const;
   Status PersistSlot(uint64_t* slot, uint64_t value);
+  // Persists `epoch` as the open epoch through the sink when above it.
+  Status EnsureDurableEpoch(uint64_t epoch);
   // Stage 1: bounds, claim, record (keyspace_commit.cc).
   Result<Prepared> PrepareCommit(const CommitRequest& r);
   // Stage 2, caller holds the key's stripe and the index shared:

@@ -62,6 +62,13 @@ struct CommitRequest {
   // The grant is the keyspace's delete reserve: only tombstones commit.
   bool deletes_only = false;
   ClaimFence* fence = nullptr;  // optional; outlives the call
+  // A replica's record: committed elsewhere (a shard's source during a
+  // move, later its primary) and copied byte for byte — sealed, with its
+  // sequence and absolute expiry, which the commit keeps (no condition;
+  // the keyspace's own sequences move past it). The newest sequence of a
+  // key wins: a record no newer than the key's version here changes
+  // nothing (CommitResult::stale), so copies may arrive in any order.
+  bool replica = false;
 };
 
 // Where a committed version of a key lives.
@@ -81,6 +88,10 @@ struct CommitResult {
   Version previous;
   bool tombstone = false;  // this commit was a delete
   Version committed;       // the new version (a delete: the tombstone)
+  // A replica record (CommitRequest::replica) that was not newer than the
+  // key's version here (or a replica delete of an absent key): nothing
+  // changed, its bytes no longer verify.
+  bool stale = false;
 };
 
 }  // namespace kv::store
