@@ -231,6 +231,12 @@ void FakeEtcd::SetUnavailable(bool down) {
   s_->changed.notify_all();
 }
 
+void FakeEtcd::HoldWatches(bool held) {
+  Lock l(s_->mu);
+  s_->watches_held = held;
+  s_->changed.notify_all();
+}
+
 void FakeEtcd::BreakWatchStreams() {
   Lock l(s_->mu);
   ++s_->stream_epoch;

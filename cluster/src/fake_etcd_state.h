@@ -38,6 +38,7 @@ struct FakeEtcdState {
   int64_t next_lease_id = 0x694d'7a0c'0000'0001;  // large, like etcd's
   std::chrono::milliseconds now{0};
   bool down = false;
+  bool watches_held = false;  // HoldWatches
   uint64_t stream_epoch = 0;  // bumped by BreakWatchStreams
 };
 

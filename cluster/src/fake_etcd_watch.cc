@@ -22,7 +22,7 @@ std::vector<WatchEvent> FakeEtcdWatch::Poll() {
     final_ = Status::Unavailable("the watch was cancelled");
     return out;
   }
-  if (s_->down) return out;
+  if (s_->down || s_->watches_held) return out;
   if (epoch_ != s_->stream_epoch) {
     epoch_ = s_->stream_epoch;
     established_ = false;

@@ -5,9 +5,13 @@
 // across a reopen. What a shard move and, later, a backup rely on.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "kv/index_format.h"
@@ -213,6 +217,79 @@ TEST_F(ReplicaCommitTest, AnEpochThatCannotBePersistedRefusesTheCopy) {
   EXPECT_EQ(Value("k"), "<not_found>");
   EXPECT_LT(ks_->LastSequence(), seq);
   ExpectCheckClean();
+}
+
+// The copier's read: a key's current record, byte for byte, applies on
+// another pool's keyspace of the same id as the same version.
+TEST_F(ReplicaCommitTest, ACurrentRecordCopiedElsewhereIsTheSameVersion) {
+  auto source =
+      Pool::CreateOn(MemoryMapping::Zeroed(kPoolSize, nullptr), NoGrace())
+          .value();
+  auto src = source->CreateKeyspace("ks", SmallKeyspace()).value();
+  ASSERT_EQ(src->id(), ks_->id());
+  Writer w(src);
+  ASSERT_TRUE(w.Put("k", "v1").ok());
+  ASSERT_TRUE(w.PutExpiring("k", "v2", 60000).ok());
+  Version at_source;
+  std::string got;
+  ASSERT_TRUE(src->Get("k", &got, &at_source).ok());
+  CommitRequest r;
+  ASSERT_TRUE(src->WithCurrentRecord("k",
+                                     [&](const uint8_t* rec, size_t n) {
+                                       uint8_t* dst = ks_->log_base() +
+                                                      grant_.log_offset +
+                                                      grant_.start;
+                                       std::memcpy(dst, rec, n);
+                                       r.segment = grant_.segment;
+                                       r.grant_id = grant_.grant_id;
+                                       r.offset = grant_.start;
+                                       r.length = static_cast<uint32_t>(n);
+                                       r.key_hash = index_format::HashKey("k");
+                                       r.replica = true;
+                                       grant_.start += n;
+                                     })
+                  .ok());
+  EXPECT_FALSE(Apply(r).stale);
+  Version here;
+  EXPECT_EQ(Value("k", &here), "v2");
+  EXPECT_EQ(here.sequence, at_source.sequence);
+  EXPECT_EQ(here.expiry_ms, at_source.expiry_ms);
+  EXPECT_NE(here.expiry_ms, 0u);
+  // Absent, deleted: nothing to copy.
+  bool called = false;
+  auto note = [&](const uint8_t*, size_t) { called = true; };
+  EXPECT_TRUE(src->WithCurrentRecord("absent", note).IsNotFound());
+  ASSERT_TRUE(w.Delete("k").ok());
+  EXPECT_TRUE(src->WithCurrentRecord("k", note).IsNotFound());
+  EXPECT_FALSE(called);
+  EXPECT_TRUE(src->WithCurrentRecord("", note).IsInvalidArgument());
+}
+
+// While fn runs, a commit of the key waits: the copier's queueing is
+// ordered before it (a delete can never overtake the copy of the put it
+// deletes on the way to the target).
+TEST_F(ReplicaCommitTest, ACommitOfTheKeyWaitsForTheCopiersRead) {
+  Writer w(ks_);
+  ASSERT_TRUE(w.Put("k", "v").ok());
+  std::atomic<bool> fn_done{false};
+  std::atomic<bool> commit_saw_fn_done{false};
+  std::thread committer;
+  ASSERT_TRUE(ks_->WithCurrentRecord("k",
+                                     [&](const uint8_t*, size_t) {
+                                       committer = std::thread([&] {
+                                         Writer other(ks_);
+                                         EXPECT_TRUE(other.Delete("k").ok());
+                                         commit_saw_fn_done = fn_done.load();
+                                       });
+                                       std::this_thread::sleep_for(
+                                           std::chrono::milliseconds(200));
+                                       fn_done = true;
+                                     })
+                  .ok());
+  committer.join();
+  EXPECT_TRUE(commit_saw_fn_done)
+      << "a commit of the key completed while the copier held its record";
+  EXPECT_EQ(Value("k"), "<not_found>");
 }
 
 }  // namespace

@@ -59,6 +59,10 @@ class FakeEtcd : public Etcd {
   // nothing (their Next returns unavailable after its timeout); their
   // history is kept, so they resume when it comes back.
   void SetUnavailable(bool down);
+  // While held, watches deliver nothing (as a slow watcher that falls
+  // behind), but every other call works; they catch up (or meet a
+  // compaction, after BreakWatchStreams) when released.
+  void HoldWatches(bool held);
   // Makes every open watch lose its stream, as a dropped connection does;
   // they resume from their next revision on their next Next().
   void BreakWatchStreams();

@@ -253,6 +253,19 @@ class Keyspace {
   Status ForEach(
       const std::function<bool(const record_format::RecordView&)>& fn) const;
 
+  // Calls fn with the key's current committed record (sealed, as in the
+  // log: the bytes a replica commits) while holding the key's stripe, so
+  // that no commit of the key reaches its commit point, and no cleaner
+  // moves its record, until fn returns: what fn does with it is ordered
+  // before every later commit of the key (a shard move's copier queues
+  // it on the link those commits are forwarded on). fn must not commit
+  // to this keyspace. not_found (fn not called) when the key has no
+  // live version (absent, deleted or expired by NowMs()).
+  // Errors: invalid_argument (key size).
+  Status WithCurrentRecord(std::string_view key,
+                           const std::function<void(const uint8_t* record,
+                                                    size_t length)>& fn) const;
+
   KeyspaceStats Stats() const;
 
   // Compacts: first runs the expiry sweep (ReclaimExpired: records
