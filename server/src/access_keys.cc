@@ -24,19 +24,19 @@ bool ConstantTimeEqual(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-Result<std::unique_ptr<AccessKeys>> AccessKeys::Load(const std::string& path) {
+Result<std::string> ReadPrivateFile(const std::string& path,
+                                    const std::string& what) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const std::string why = std::strerror(errno);
-    if (errno == ENOENT) {
-      return Status::NotFound("access keys file " + path + ": " + why);
-    }
-    return Status::IoError("access keys file " + path + ": " + why);
+    if (errno == ENOENT)
+      return Status::NotFound(what + " " + path + ": " + why);
+    return Status::IoError(what + " " + path + ": " + why);
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status::InvalidArgument("access keys file " + path +
+    return Status::InvalidArgument(what + " " + path +
                                    " is not a regular file");
   }
   if (st.st_mode & (S_IRWXG | S_IRWXO)) {
@@ -44,7 +44,7 @@ Result<std::unique_ptr<AccessKeys>> AccessKeys::Load(const std::string& path) {
     char mode[8];
     snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
     return Status::PermissionDenied(
-        "access keys file " + path + " has mode " + mode +
+        what + " " + path + " has mode " + mode +
         ": it must not be accessible by group or others (chmod 600 " + path +
         ")");
   }
@@ -56,23 +56,74 @@ Result<std::unique_ptr<AccessKeys>> AccessKeys::Load(const std::string& path) {
     if (n < 0) {
       const std::string why = std::strerror(errno);
       ::close(fd);
-      return Status::IoError("access keys file " + path + ": " + why);
+      return Status::IoError(what + " " + path + ": " + why);
     }
     if (n == 0) break;
     text.append(buf, static_cast<size_t>(n));
     if (text.size() > (16u << 20)) {
       ::close(fd);
-      return Status::InvalidArgument("access keys file " + path +
-                                     " is over 16 MiB");
+      return Status::InvalidArgument(what + " " + path + " is over 16 MiB");
     }
   }
   ::close(fd);
-  Result<std::unique_ptr<AccessKeys>> keys = Parse(text);
+  return text;
+}
+
+Result<std::unique_ptr<AccessKeys>> AccessKeys::Load(const std::string& path) {
+  Result<std::string> text = ReadPrivateFile(path, "access keys file");
+  if (!text.ok()) return text.status();
+  Result<std::unique_ptr<AccessKeys>> keys = Parse(*text);
   if (!keys.ok()) {
     return Status::InvalidArgument("access keys file " + path + ": " +
                                    keys.status().message());
   }
   return keys;
+}
+
+Result<std::string> ParsePeerKey(std::string_view text) {
+  std::string key;
+  size_t line_no = 0;
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text =
+        nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    line_no++;
+    while (!line.empty() && is_space(line.front())) line.remove_prefix(1);
+    while (!line.empty() && is_space(line.back())) line.remove_suffix(1);
+    if (line.empty() || line.front() == '#') continue;
+    const std::string where = "line " + std::to_string(line_no) + ": ";
+    if (!key.empty()) {
+      return Status::InvalidArgument(where + "a second key (one per file)");
+    }
+    for (char c : line) {
+      if (is_space(c)) {
+        return Status::InvalidArgument(where +
+                                       "the key may not contain spaces");
+      }
+    }
+    if (line.size() < AccessKeys::kMinAccessKey ||
+        line.size() > protocol::kMaxAccessKey) {
+      return Status::InvalidArgument(
+          where + "the key is " + std::to_string(line.size()) +
+          " bytes: 16 to 64 are needed (e.g. openssl rand -hex 16)");
+    }
+    key.assign(line);
+  }
+  if (key.empty()) return Status::InvalidArgument("no key in the file");
+  return key;
+}
+
+Result<std::string> LoadPeerKey(const std::string& path) {
+  Result<std::string> text = ReadPrivateFile(path, "peer key file");
+  if (!text.ok()) return text.status();
+  Result<std::string> key = ParsePeerKey(*text);
+  if (!key.ok()) {
+    return Status::InvalidArgument("peer key file " + path + ": " +
+                                   key.status().message());
+  }
+  return key;
 }
 
 Result<std::unique_ptr<AccessKeys>> AccessKeys::Parse(std::string_view text) {

@@ -48,6 +48,21 @@ class AccessKeys {
 // branch or early exit. Exposed for tests.
 bool ConstantTimeEqual(std::string_view a, std::string_view b);
 
+// The contents of a file that holds secrets: a regular file of at most
+// 16 MiB that neither group nor others may access. `what` names it in
+// errors ("access keys file"). Errors: not_found, io_error,
+// invalid_argument (not a regular file, too large), permission_denied
+// (the mode, with the chmod that fixes it).
+Result<std::string> ReadPrivateFile(const std::string& path,
+                                    const std::string& what);
+
+// The cluster's peer key (kvserver --peer_key_file): one line of 16..64
+// bytes without spaces (comments '#' and blank lines aside), the same
+// file on every node. Peer kvservers present it in a HELLO with
+// kHelloPeer. Errors: invalid_argument naming the line; ReadPrivateFile's.
+Result<std::string> ParsePeerKey(std::string_view text);
+Result<std::string> LoadPeerKey(const std::string& path);
+
 }  // namespace kv::server
 
 #endif  // KV_SERVER_ACCESS_KEYS_H_

@@ -105,6 +105,41 @@ OpenKeyspace* Admission::Resolve(std::string_view name, bool create,
   return nullptr;
 }
 
+OpenKeyspace* Admission::ResolvePeer(std::string_view name,
+                                     std::string_view key, uint32_t epoch,
+                                     Refusal* refusal) {
+  const std::string quoted = "'" + std::string(name) + "'";
+  if (peer_key_.empty()) {
+    refusal->admit = protocol::Admit::kAccessDenied;
+    refusal->reason = "this server admits no peer (kvserver --peer_key_file)";
+    return nullptr;
+  }
+  if (!ConstantTimeEqual(peer_key_, key)) {
+    if (delay_ != nullptr) delay_->FailAndWait();
+    refusal->admit = protocol::Admit::kAccessDenied;
+    refusal->reason = "wrong peer key";
+    return nullptr;
+  }
+  Status incoming = shards_ != nullptr ? shards_->CheckPeer(name, epoch)
+                                       : Status::WrongShard(
+                                             "a single server takes no copy "
+                                             "of a shard from a peer");
+  if (!incoming.ok()) {
+    refusal->admit = protocol::Admit::kWrongShard;
+    refusal->reason = incoming.message();
+    return nullptr;
+  }
+  bool created = false;
+  Result<OpenKeyspace*> ks = keyspaces_->Get(name, false, &created);
+  if (ks.ok()) return *ks;
+  refusal->admit = ks.status().IsNotFound() ? protocol::Admit::kUnknownKeyspace
+                                            : protocol::Admit::kServerError;
+  refusal->reason = ks.status().IsNotFound()
+                        ? "no keyspace " + quoted + " for the copy"
+                        : ks.status().message();
+  return nullptr;
+}
+
 protocol::Accept RefusalAccept(const Refusal& r, uint64_t session_id) {
   protocol::Accept a;
   a.admit = r.admit;

@@ -59,12 +59,26 @@ class Admission {
                         std::optional<std::string_view> access_key,
                         Refusal* refusal);
 
+  // The cluster's peer key (kvserver --peer_key_file); empty (the
+  // default): no peer is admitted. Set before the first connection.
+  void set_peer_key(std::string key) { peer_key_ = std::move(key); }
+  // A peer kvserver's HELLO (kHelloPeer) for shard `name` at map epoch
+  // `epoch`: the peer key must match (a wrong one waits the AuthDelay),
+  // this node must be a cluster node receiving a copy of that shard at
+  // that epoch (ShardTable::CheckPeer), and the shard's keyspace must
+  // exist (the node made it when the copy began). The keyspace, or
+  // nullptr with *refusal: access_denied (no peer key here, a wrong one),
+  // wrong_shard, unknown_keyspace.
+  OpenKeyspace* ResolvePeer(std::string_view name, std::string_view key,
+                            uint32_t epoch, Refusal* refusal);
+
  private:
   KeyspaceTable* const keyspaces_;
   const AccessKeys* const keys_;
   const bool allow_create_;
   AuthDelay* const delay_;
   const ShardTable* const shards_;
+  std::string peer_key_;
 };
 
 // Accept private data for a refusal (and the WELCOME of a refused HELLO).

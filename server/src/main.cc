@@ -56,6 +56,10 @@ DEFINE_bool(allow_create, false,
 DEFINE_string(access_keys, "",
               "file of 'keyspace secret' lines (mode 600): listed keyspaces "
               "need their key");
+DEFINE_string(peer_key_file, "",
+              "cluster: file with the peer key (one line of 16..64 bytes, "
+              "mode 600, the same on every node); peer kvservers that "
+              "present it may write the copies of shards moving here");
 DEFINE_double(cleaner_threshold, 0.5,
               "dead/(live+dead) fraction of a keyspace that starts the "
               "cleaner");
@@ -206,6 +210,7 @@ int BuildOptions(kv::server::ServerOptions* out) {
                    : std::max(1u, std::thread::hardware_concurrency());
   o->allow_create = FLAGS_allow_create;
   o->access_keys_path = FLAGS_access_keys;
+  o->peer_key_path = FLAGS_peer_key_file;
   o->cleaner_threshold = FLAGS_cleaner_threshold;
   if (FLAGS_max_inflight == 0 || FLAGS_max_inflight > 1024) {
     return Usage("--max_inflight must be 1..1024");

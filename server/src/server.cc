@@ -51,6 +51,12 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
     Logf("access keys: %zu keyspaces need a key (%s)", s->keys_->size(),
          options.access_keys_path.c_str());
   }
+  std::string peer_key;
+  if (!options.peer_key_path.empty()) {
+    Result<std::string> loaded = LoadPeerKey(options.peer_key_path);
+    if (!loaded.ok()) return loaded.status();
+    peer_key = std::move(loaded).value();
+  }
   // The listen address first: a server whose port is taken must not
   // create (and leave behind) a pool file first. Requests that arrive
   // before Run() wait in the listener.
@@ -70,6 +76,11 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   s->admission_ = std::make_unique<Admission>(
       s->keyspaces_.get(), s->keys_.get(), options.allow_create,
       s->auth_delay_.get(), options.shards);
+  if (!peer_key.empty()) {
+    s->admission_->set_peer_key(std::move(peer_key));
+    Logf("peer key: peer kvservers may write shard copies (%s)",
+         options.peer_key_path.c_str());
+  }
   Worker::Options wo;
   wo.spin_us = options.spin_us;
   wo.stats = &s->stats_;
@@ -273,8 +284,9 @@ void Server::Admit(rpma_conn_req* req) {
     }
   }
   OpenKeyspace* ks = nullptr;
+  bool peer_node = false;
   if (cr.ticket()) {
-    ks = tickets_->Redeem(cr.connect.name);
+    ks = tickets_->Redeem(cr.connect.name, &peer_node);
     if (ks == nullptr) {
       return Refuse(req,
                     {protocol::Admit::kAccessDenied,
@@ -324,7 +336,9 @@ void Server::Admit(rpma_conn_req* req) {
                   id);
   }
   std::unique_ptr<Session> session = std::move(made).value();
-  if (ks != nullptr && !session->Bind(ks, &r)) return Refuse(req, r, id);
+  if (ks != nullptr && !session->Bind(ks, &r, peer_node)) {
+    return Refuse(req, r, id);
+  }
   // The worker with the fewest sessions drives it from now on: the
   // connection joins its group before anything is posted (the queue pair
   // is recreated on the group's completion channel).

@@ -70,7 +70,8 @@ Session::~Session() {
   if (buf_ != nullptr) munmap(buf_, buf_size_);
 }
 
-bool Session::Bind(OpenKeyspace* ks, Refusal* /*refusal*/) {
+bool Session::Bind(OpenKeyspace* ks, Refusal* /*refusal*/, bool peer_node) {
+  peer_node_ = peer_node;
   // Lazy grants: admission takes no segment (an idle or reading
   // connection holds none); the client's first put or delete sends REFILL,
   // which is rate-limited and bounded by the keyspace's share.

@@ -109,7 +109,10 @@ class Session {
 
   // Uses `ks`; takes no grant (the client's first REFILL does). false
   // with *refusal (cannot fail today; kept for the callers' shape).
-  bool Bind(OpenKeyspace* ks, Refusal* refusal);
+  // `peer_node`: a peer kvserver's session (admitted by a peer HELLO's
+  // ticket): it sends replica COMMITs only, checked against the shards
+  // this node receives a copy of (ShardTable::CheckPeer).
+  bool Bind(OpenKeyspace* ks, Refusal* refusal, bool peer_node = false);
   // Posts every receive on the request before it is accepted, so a
   // message sent right after ESTABLISHED finds a buffer.
   Status PostReceives(rpma_conn_req* req);
@@ -187,6 +190,9 @@ class Session {
   // Commits this session's queued COMMITs alone, now.
   void FlushQueuedCommits();
   void HandleRefill(const protocol::Header& h, bool for_delete);
+  // In a cluster: a client's request must reach the shard's owner at its
+  // epoch, a peer node's the shard's incoming copy at the move's.
+  Status CheckShard(uint32_t map_epoch) const;
   void HandleInfo(const protocol::Header& h, protocol::InfoTopic topic);
   // Sends ERROR and ends the session (protocol violation).
   void Fail(uint32_t request_id, StatusCode code, const std::string& why);
@@ -229,6 +235,7 @@ class Session {
   rpma_conn* conn_ = nullptr;
   rpma_cq* cq_ = nullptr;
   OpenKeyspace* ks_ = nullptr;
+  bool peer_node_ = false;  // Bind's peer_node
   std::unique_ptr<GrantHolder> grant_;
   struct QueuedCommit {
     uint32_t request_id = 0;

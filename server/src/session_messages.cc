@@ -94,9 +94,13 @@ void Session::HandleHello(const protocol::Header& h,
                           const protocol::Hello& hello) {
   env_.stats->Add(env_.stats->hellos);
   Refusal r;
-  OpenKeyspace* ks = env_.admission->Resolve(
-      hello.name, hello.flags & protocol::kConnectCreate,
-      std::string_view(hello.access_key), &r);
+  const bool peer_node = hello.flags & protocol::kHelloPeer;
+  OpenKeyspace* ks =
+      peer_node ? env_.admission->ResolvePeer(hello.name, hello.access_key,
+                                              h.map_epoch, &r)
+                : env_.admission->Resolve(
+                      hello.name, hello.flags & protocol::kConnectCreate,
+                      std::string_view(hello.access_key), &r);
   if (ks == nullptr) {
     RefuseHello(r);
     return;
@@ -108,13 +112,14 @@ void Session::HandleHello(const protocol::Header& h,
   a.admit = protocol::Admit::kReconnect;
   a.session_id = id_;
   a.reason = "connect again with the ticket";
-  Status st = env_.tickets->Issue(ks, a.ticket);
+  Status st = env_.tickets->Issue(ks, a.ticket, peer_node);
   if (!st.ok()) {
     RefuseHello({protocol::Admit::kServerError, st.message()});
     return;
   }
-  Logf("session %llu admitted after HELLO: keyspace '%s'; ticket issued",
-       static_cast<unsigned long long>(id_), hello.name.c_str());
+  Logf("session %llu admitted after HELLO: %skeyspace '%s'; ticket issued",
+       static_cast<unsigned long long>(id_),
+       peer_node ? "peer node, copy of " : "", hello.name.c_str());
   uint8_t out[protocol::kAcceptSize];
   const size_t n = protocol::EncodeAccept(a, out);
   Send(protocol::Type::kWelcome, h.request_id, out, n);
@@ -122,17 +127,33 @@ void Session::HandleHello(const protocol::Header& h,
   EndWith(End::kBye);
 }
 
+Status Session::CheckShard(uint32_t map_epoch) const {
+  if (env_.shards == nullptr) return Status::Ok();
+  // Decided only by the shard's owner at the map epoch the client routed
+  // by (docs/cluster.md, "Serving shards"); a peer's copy only while this
+  // node receives one at the epoch the peer writes at.
+  return peer_node_
+             ? env_.shards->CheckPeer(ks_->keyspace->name(), map_epoch)
+             : env_.shards->CheckRequest(ks_->keyspace->name(), map_epoch);
+}
+
 void Session::HandleCommit(const protocol::Header& h,
                            const protocol::Commit& c) {
-  if (env_.shards != nullptr) {
-    // Decided only by the shard's owner at the map epoch the client
-    // routed by (docs/cluster.md, "Serving shards").
-    Status owned =
-        env_.shards->CheckRequest(ks_->keyspace->name(), h.map_epoch);
-    if (!owned.ok()) {
-      AckCommit(h.request_id, nullptr, owned);
-      return;
-    }
+  // A client cannot write a record with a sequence of its choosing (a
+  // replica's), and a peer writes nothing else: either is a protocol
+  // violation, not a refused request.
+  const bool replica = c.flags & protocol::kCommitReplica;
+  if (replica != peer_node_) {
+    Fail(h.request_id, StatusCode::kInvalidArgument,
+         replica ? "COMMIT with the replica flag: only a peer kvserver "
+                   "(HELLO with the peer flag) sends replica records"
+                 : "a peer kvserver's COMMIT must carry the replica flag");
+    return;
+  }
+  Status owned = CheckShard(h.map_epoch);
+  if (!owned.ok()) {
+    AckCommit(h.request_id, nullptr, owned);
+    return;
   }
   const store::SegmentGrant& g = grant_->grant();
   if (!grant_->held() || c.segment != g.segment || c.grant_id != g.grant_id) {
@@ -155,6 +176,7 @@ void Session::HandleCommit(const protocol::Header& h,
   // record it verified and seals, never on bytes the client can change.
   req.op = c.op == 1 ? store::CommitOp::kDelete : store::CommitOp::kPut;
   req.deletes_only = grant_->reserve_only();
+  req.replica = replica;
   // Once claimed, the record's bytes leave the client's write window.
   req.fence = grant_.get();
   if (!env_.group_commit) {
@@ -210,7 +232,8 @@ void Session::AckCommit(uint32_t request_id, const store::CommitRequest* req,
     env_.stats->Add(r->tombstone ? env_.stats->deletes : env_.stats->puts);
     env_.stats->Add(env_.stats->committed_bytes, v.length);
     ack.status = StatusCode::kOk;
-    ack.flags = r->had_previous ? protocol::kAckHadPrevious : 0;
+    ack.flags = (r->had_previous ? protocol::kAckHadPrevious : 0) |
+                (r->stale ? protocol::kAckStale : 0);
     ack.length = v.length;
     ack.sequence = v.sequence;
     ack.previous_sequence = r->had_previous ? r->previous.sequence : 0;
@@ -223,9 +246,7 @@ void Session::AckCommit(uint32_t request_id, const store::CommitRequest* req,
 
 void Session::HandleRefill(const protocol::Header& h, bool for_delete) {
   protocol::RefillAck ack;
-  Status st = env_.shards != nullptr ? env_.shards->CheckRequest(
-                                           ks_->keyspace->name(), h.map_epoch)
-                                     : Status::Ok();
+  Status st = CheckShard(h.map_epoch);
   if (st.ok()) st = grant_->Acquire(for_delete);
   if (st.ok()) {
     env_.stats->Add(env_.stats->refills);

@@ -22,7 +22,8 @@ std::vector<std::string> ShardTable::Set(Owned owned) {
   return lost;
 }
 
-Status ShardTable::CheckAdmit(std::string_view name, uint32_t* epoch) const {
+Status ShardTable::Look(const Owned& table, std::string_view missing,
+                        std::string_view name, uint32_t* epoch) const {
   // Strings only on a refusal: this runs for every COMMIT.
   auto node = [this] { return "node " + std::to_string(node_id_); };
   bool alive = false;
@@ -32,9 +33,9 @@ Status ShardTable::CheckAdmit(std::string_view name, uint32_t* epoch) const {
       return Status::WrongShard(node() + " is fenced (its cluster lease " +
                                 "lapsed): it serves no shard");
     }
-    auto it = owned_.find(name);
-    if (it == owned_.end()) {
-      return Status::WrongShard(node() + " does not serve shard '" +
+    auto it = table.find(name);
+    if (it == table.end()) {
+      return Status::WrongShard(node() + std::string(missing) + " shard '" +
                                 std::string(name) + "'");
     }
     if (epoch != nullptr) *epoch = it->second;
@@ -48,17 +49,39 @@ Status ShardTable::CheckAdmit(std::string_view name, uint32_t* epoch) const {
   return Status::Ok();
 }
 
+Status ShardTable::CheckAdmit(std::string_view name, uint32_t* epoch) const {
+  return Look(owned_, " does not serve", name, epoch);
+}
+
+namespace {
+Status SameEpoch(std::string_view name, uint32_t epoch,
+                 uint32_t request_epoch) {
+  if (request_epoch == epoch) return Status::Ok();
+  return Status::WrongShard(
+      "shard '" + std::string(name) + "' is at map epoch " +
+      std::to_string(epoch) + ", the request names epoch " +
+      std::to_string(request_epoch) + ": re-read the map");
+}
+}  // namespace
+
 Status ShardTable::CheckRequest(std::string_view name,
                                 uint32_t request_epoch) const {
   uint32_t epoch = 0;
   KV_RETURN_IF_ERROR(CheckAdmit(name, &epoch));
-  if (request_epoch != epoch) {
-    return Status::WrongShard(
-        "shard '" + std::string(name) + "' is at map epoch " +
-        std::to_string(epoch) + ", the request names epoch " +
-        std::to_string(request_epoch) + ": re-read the map");
-  }
-  return Status::Ok();
+  return SameEpoch(name, epoch, request_epoch);
+}
+
+Status ShardTable::CheckPeer(std::string_view name,
+                             uint32_t request_epoch) const {
+  uint32_t epoch = 0;
+  KV_RETURN_IF_ERROR(Look(incoming_, " receives no copy of", name, &epoch));
+  return SameEpoch(name, epoch, request_epoch);
+}
+
+void ShardTable::SetIncoming(Owned incoming) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fenced_) return;
+  incoming_ = std::move(incoming);
 }
 
 bool ShardTable::MayAcknowledge() const {
@@ -70,6 +93,7 @@ void ShardTable::Fence() {
   std::lock_guard<std::mutex> lock(mu_);
   fenced_ = true;
   owned_.clear();
+  incoming_.clear();
 }
 
 bool ShardTable::fenced() const {

@@ -53,6 +53,15 @@ class ShardTable {
   // As CheckAdmit, and the request's map epoch must be the shard's:
   // wrong_shard naming both epochs otherwise.
   Status CheckRequest(std::string_view name, uint32_t request_epoch) const;
+  // Shards this node receives a copy of from a peer kvserver (a move's
+  // target, docs/cluster.md "Moving a shard: the protocol"): pool
+  // keyspace name -> the map epoch the peer writes at. Replaces the set
+  // (ignored once fenced). A shard is either owned or incoming.
+  void SetIncoming(Owned incoming);
+  // ok when `name` is incoming at `request_epoch` and the lease is alive
+  // (a peer's HELLO and its replica COMMITs); wrong_shard otherwise.
+  Status CheckPeer(std::string_view name, uint32_t request_epoch) const;
+
   // The lease is alive and the node not fenced: an ok commit may be
   // acknowledged.
   bool MayAcknowledge() const;
@@ -63,10 +72,16 @@ class ShardTable {
   Owned owned() const;
 
  private:
+  // `name` in `table` (owned_ or incoming_, read under mu_) and the lease
+  // alive; `missing` completes "node N<missing> shard '<name>'".
+  Status Look(const Owned& table, std::string_view missing,
+              std::string_view name, uint32_t* epoch) const;
+
   const uint32_t node_id_;
   mutable std::mutex mu_;
   std::function<bool()> lease_alive_;  // guarded by mu_
   Owned owned_;                        // guarded by mu_
+  Owned incoming_;                     // guarded by mu_
   bool fenced_ = false;                // guarded by mu_
 };
 

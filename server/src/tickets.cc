@@ -21,7 +21,8 @@ bool SameTicket(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-Status Tickets::Issue(OpenKeyspace* ks, uint8_t out[protocol::kTicketSize]) {
+Status Tickets::Issue(OpenKeyspace* ks, uint8_t out[protocol::kTicketSize],
+                      bool peer) {
   uint8_t bytes[protocol::kTicketSize];
   size_t got = 0;
   while (got < sizeof(bytes)) {
@@ -38,12 +39,12 @@ Status Tickets::Issue(OpenKeyspace* ks, uint8_t out[protocol::kTicketSize]) {
   if (entries_.size() >= kMax) entries_.pop_front();
   entries_.push_back(
       {std::string(reinterpret_cast<const char*>(bytes), sizeof(bytes)), ks,
-       now + lifetime_});
+       now + lifetime_, peer});
   std::memcpy(out, bytes, sizeof(bytes));
   return Status::Ok();
 }
 
-OpenKeyspace* Tickets::Redeem(std::string_view ticket) {
+OpenKeyspace* Tickets::Redeem(std::string_view ticket, bool* peer) {
   std::lock_guard<std::mutex> lock(mu_);
   DropExpiredLocked(Clock::now());
   auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) {
@@ -51,6 +52,7 @@ OpenKeyspace* Tickets::Redeem(std::string_view ticket) {
   });
   if (it == entries_.end()) return nullptr;
   OpenKeyspace* ks = it->ks;
+  if (peer != nullptr) *peer = it->peer;
   entries_.erase(it);
   return ks;
 }

@@ -37,18 +37,21 @@ class Tickets {
 
   explicit Tickets(std::chrono::milliseconds lifetime) : lifetime_(lifetime) {}
 
-  // A fresh ticket for `ks`, written to out. Errors: unavailable (no
-  // randomness).
-  Status Issue(OpenKeyspace* ks, uint8_t out[protocol::kTicketSize]);
+  // A fresh ticket for `ks`, written to out; `peer`: issued to a peer
+  // kvserver's HELLO (kHelloPeer). Errors: unavailable (no randomness).
+  Status Issue(OpenKeyspace* ks, uint8_t out[protocol::kTicketSize],
+               bool peer = false);
   // The keyspace a ticket was issued for, consuming it; nullptr when the
-  // ticket is unknown, used or expired.
-  OpenKeyspace* Redeem(std::string_view ticket);
+  // ticket is unknown, used or expired. *peer (may be null): whether it
+  // was issued to a peer.
+  OpenKeyspace* Redeem(std::string_view ticket, bool* peer = nullptr);
 
  private:
   struct Entry {
     std::string bytes;
     OpenKeyspace* ks;
     Clock::time_point expires;
+    bool peer;
   };
   void DropExpiredLocked(Clock::time_point now);
 

@@ -98,6 +98,49 @@ TEST(MessageParserTest, CommitWithUnknownOpOrConditionIsAnError) {
   }
 }
 
+TEST(MessageParserTest, ReplicaCommitFlagIsDecodedAndCheckedForm) {
+  auto replica = CommitPayload(1, 0);
+  replica[2] = protocol::kCommitReplica;
+  ClientMessage m =
+      Parse(Message(protocol::Type::kCommit, replica, protocol::kCommitSize),
+            protocol::kCommitSize);
+  ASSERT_EQ(m.kind, Kind::kCommit) << m.error;
+  EXPECT_EQ(m.commit.flags, protocol::kCommitReplica);
+  EXPECT_EQ(m.commit.op, 1);
+  // A plain COMMIT says no flags.
+  m = Parse(Message(protocol::Type::kCommit, CommitPayload(0, 2),
+                    protocol::kCommitSize),
+            protocol::kCommitSize);
+  ASSERT_EQ(m.kind, Kind::kCommit) << m.error;
+  EXPECT_EQ(m.commit.flags, 0);
+  // Unknown flag bits; a replica record with a condition.
+  for (uint8_t f : {uint8_t{2}, uint8_t{0x80}}) {
+    auto bad = CommitPayload(0, 0);
+    bad[2] = f;
+    m = Parse(Message(protocol::Type::kCommit, bad, protocol::kCommitSize),
+              protocol::kCommitSize);
+    EXPECT_EQ(m.kind, Kind::kError) << int{f};
+  }
+  auto conditional = CommitPayload(0, 1);
+  conditional[2] = protocol::kCommitReplica;
+  m = Parse(
+      Message(protocol::Type::kCommit, conditional, protocol::kCommitSize),
+      protocol::kCommitSize);
+  EXPECT_EQ(m.kind, Kind::kError);
+  EXPECT_NE(m.error.find("no condition"), std::string::npos) << m.error;
+}
+
+TEST(MessageParserTest, PeerHelloKeepsItsFlag) {
+  const auto hello =
+      Message(protocol::Type::kHello,
+              HelloPayload("ks.s3", std::string(32, 'p'), protocol::kHelloPeer),
+              protocol::kHelloSize);
+  ClientMessage m = Parse(hello, protocol::kHelloSize, true);
+  ASSERT_EQ(m.kind, Kind::kHello) << m.error;
+  EXPECT_EQ(m.hello.flags, protocol::kHelloPeer);
+  EXPECT_EQ(m.hello.access_key, std::string(32, 'p'));
+}
+
 TEST(MessageParserTest, OnlyHelloBeforeHelloAndHelloOnlyThen) {
   const auto commit = Message(protocol::Type::kCommit, CommitPayload(0, 0),
                               protocol::kCommitSize);
@@ -127,9 +170,12 @@ TEST(MessageParserTest, BadHelloIsARefusedHello) {
     const auto buf = Message(protocol::Type::kHello, hello, len);
     EXPECT_EQ(Parse(buf, len, true).kind, Kind::kBadHello) << len;
   }
-  // Unknown flags (only create is a HELLO flag).
+  // Unknown flags (create and peer are the HELLO flags), and a peer that
+  // would create.
   for (uint8_t f :
-       {protocol::kConnectHello, protocol::kConnectTicket, uint8_t{0x80}}) {
+       {protocol::kConnectHello, protocol::kConnectTicket, uint8_t{0x80},
+        static_cast<uint8_t>(protocol::kHelloPeer |
+                             protocol::kConnectCreate)}) {
     auto p = hello;
     p[0] = f;
     const auto buf = Message(protocol::Type::kHello, p, protocol::kHelloSize);

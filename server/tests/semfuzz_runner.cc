@@ -147,10 +147,11 @@ bool Runner::WriteRecord(int c, const std::string& key,
 std::string Runner::Describe(int c, const protocol::Commit& cm) const {
   const GrantModel& g = conns_[c].g;
   return "client " + std::to_string(c) + " COMMIT{op " + std::to_string(cm.op) +
-         ", cond " + std::to_string(cm.condition) + ", segment " +
-         std::to_string(cm.segment) + ", grant " + std::to_string(cm.grant_id) +
-         ", offset " + Hex(cm.offset) + ", length " + Hex(cm.length) +
-         ", hash " + Hex(cm.key_hash) + "} with grant{segment " +
+         ", cond " + std::to_string(cm.condition) + ", flags " +
+         std::to_string(cm.flags) + ", segment " + std::to_string(cm.segment) +
+         ", grant " + std::to_string(cm.grant_id) + ", offset " +
+         Hex(cm.offset) + ", length " + Hex(cm.length) + ", hash " +
+         Hex(cm.key_hash) + "} with grant{segment " +
          std::to_string(g.grant.segment) + ", id " +
          std::to_string(g.grant.grant_id) + ", start " +
          std::to_string(g.grant.start) + ", tail " + std::to_string(g.tail) +
@@ -160,7 +161,7 @@ std::string Runner::Describe(int c, const protocol::Commit& cm) const {
 void Runner::Commit(int c, const protocol::Commit& cm) {
   Conn& k = conns_[c];
   const Prediction p = model_.Predict(k.g, cm);
-  const bool wire_bad = cm.op > 1 || cm.condition > 2;
+  const bool wire_bad = cm.op > 1 || cm.condition > 2 || cm.flags != 0;
   uint8_t payload[protocol::kCommitSize];
   protocol::EncodeCommit(cm, payload);
   protocol::Header h;
@@ -179,7 +180,9 @@ void Runner::Commit(int c, const protocol::Commit& cm) {
     Gone(c);
     return;
   }
-  if (wire_bad) Violation("a COMMIT with a bad op/condition got no ERROR");
+  if (wire_bad) {
+    Violation("a COMMIT with a bad op/condition/flags got no ERROR");
+  }
   protocol::CommitAck ack;
   if (h.type != protocol::Type::kCommitAck ||
       !protocol::DecodeCommitAck(reinterpret_cast<const uint8_t*>(reply.data()),
@@ -438,6 +441,10 @@ void Runner::FuzzCommit(int c, Input* in) {
   cm.condition = (opcond >> 1) % 3;
   if ((opcond & 0x7c) == 0x7c) cm.op = 2;         // the parser's ERROR
   if ((opcond & 0x7c) == 0x78) cm.condition = 3;  // likewise
+  // A client's replica record (a sequence of its choosing): a protocol
+  // error (only peer kvservers send them); an unknown flag: the parser's.
+  if ((opcond & 0x7c) == 0x74) cm.flags = protocol::kCommitReplica;
+  if ((opcond & 0x7c) == 0x70) cm.flags = 2;
   auto it = t.valid ? model_.keys.find(t.key) : model_.keys.end();
   cm.expected_sequence = (opcond & 0x40) || it == model_.keys.end()
                              ? expected

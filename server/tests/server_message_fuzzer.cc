@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           protocol::EncodeCommit(m.commit, out);
           protocol::Commit back;
           if (!protocol::DecodeCommit(out, sizeof(out), &back).ok() ||
-              back.offset != m.commit.offset ||
+              back.offset != m.commit.offset || back.flags != m.commit.flags ||
               back.grant_id != m.commit.grant_id) {
             __builtin_trap();
           }

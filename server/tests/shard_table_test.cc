@@ -75,5 +75,38 @@ TEST(ShardTableTest, SetReportsLostShardsAndFenceIsFinal) {
   EXPECT_TRUE(t.CheckAdmit("a.s1", nullptr).IsWrongShard());
 }
 
+// A move's target receives replica COMMITs for a shard it does not own
+// yet: only from peers writing at the move's epoch, only while its lease
+// lives, and never for a shard it owns (owned and incoming are apart).
+TEST(ShardTableTest, IncomingShardsAdmitPeersAtTheirEpochOnly) {
+  ShardTable t(2);
+  std::atomic<bool> alive{true};
+  t.SetLeaseCheck([&] { return alive.load(); });
+  t.Set({{"a.s0", 4}});
+  t.SetIncoming({{"a.s1", 7}});
+  EXPECT_TRUE(t.CheckPeer("a.s1", 7).ok());
+  Status st = t.CheckPeer("a.s1", 6);
+  EXPECT_TRUE(st.IsWrongShard());
+  EXPECT_NE(st.message().find("at map epoch 7, the request names epoch 6"),
+            std::string::npos)
+      << st.message();
+  // An owned shard takes no copies, an incoming one no clients.
+  st = t.CheckPeer("a.s0", 4);
+  EXPECT_TRUE(st.IsWrongShard());
+  EXPECT_NE(st.message().find("node 2 receives no copy of shard 'a.s0'"),
+            std::string::npos)
+      << st.message();
+  EXPECT_TRUE(t.CheckAdmit("a.s1", nullptr).IsWrongShard());
+  EXPECT_TRUE(t.CheckRequest("a.s1", 7).IsWrongShard());
+  // Past the deadline, and after the fence: nothing.
+  alive = false;
+  EXPECT_TRUE(t.CheckPeer("a.s1", 7).IsWrongShard());
+  alive = true;
+  t.Fence();
+  EXPECT_TRUE(t.CheckPeer("a.s1", 7).IsWrongShard());
+  t.SetIncoming({{"a.s1", 7}});
+  EXPECT_TRUE(t.CheckPeer("a.s1", 7).IsWrongShard()) << "fencing is final";
+}
+
 }  // namespace
 }  // namespace kv::server

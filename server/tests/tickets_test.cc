@@ -15,9 +15,9 @@ OpenKeyspace* Fake(int i) {
   return reinterpret_cast<OpenKeyspace*>(&slots[i]);
 }
 
-std::string Issue(Tickets* t, OpenKeyspace* ks) {
+std::string Issue(Tickets* t, OpenKeyspace* ks, bool peer = false) {
   uint8_t out[protocol::kTicketSize];
-  EXPECT_TRUE(t->Issue(ks, out).ok());
+  EXPECT_TRUE(t->Issue(ks, out, peer).ok());
   return std::string(reinterpret_cast<char*>(out), sizeof(out));
 }
 
@@ -30,6 +30,19 @@ TEST(TicketsTest, ATicketAdmitsOnceToItsKeyspace) {
   EXPECT_EQ(t.Redeem(b), nullptr);  // used
   EXPECT_EQ(t.Redeem(a), Fake(0));
   EXPECT_EQ(t.Redeem(a), nullptr);
+}
+
+// A peer's ticket makes a peer session, a client's a client session:
+// the kind travels with the ticket, not with the reconnect.
+TEST(TicketsTest, APeersTicketSaysSo) {
+  Tickets t(std::chrono::milliseconds(60000));
+  const std::string peer = Issue(&t, Fake(2), true);
+  const std::string client = Issue(&t, Fake(2));
+  bool is_peer = false;
+  EXPECT_EQ(t.Redeem(peer, &is_peer), Fake(2));
+  EXPECT_TRUE(is_peer);
+  EXPECT_EQ(t.Redeem(client, &is_peer), Fake(2));
+  EXPECT_FALSE(is_peer);
 }
 
 TEST(TicketsTest, OnlyTheIssuedBytesRedeem) {

@@ -435,9 +435,14 @@ inline Status DecodeHeader(const void* data, size_t len, Header* out) {
   return Status::Ok();
 }
 
-// HELLO payload, 130 bytes: 0 1 flags (kConnect*)  1 1 name_len (1..63)
-//   2 1 key_len (0..64)  3 1 reserved  4 63 name  67 64 key (as used)
+// HELLO payload, 130 bytes: 0 1 flags (kConnectCreate, kHelloPeer)
+//   1 1 name_len (1..63)  2 1 key_len (0..64)  3 1 reserved  4 63 name
+//   67 64 key (as used)
 inline constexpr size_t kHelloSize = 4 + kMaxKeyspaceNameSize + kMaxAccessKey;
+// A peer kvserver of a cluster (docs/cluster.md, "Moving a shard: the
+// protocol"): the key is the cluster's peer key, and the session sends
+// replica COMMITs (kCommitReplica) only. Not with kConnectCreate.
+inline constexpr uint8_t kHelloPeer = 8;
 struct Hello {
   uint8_t flags = 0;
   std::string name;
@@ -449,7 +454,7 @@ inline size_t EncodeHello(const Hello& h, uint8_t* payload) {
   const size_t n = h.name.size() <= kMaxKeyspaceNameSize ? h.name.size() : 0;
   const size_t k =
       h.access_key.size() <= kMaxAccessKey ? h.access_key.size() : 0;
-  Put8(payload, 0, h.flags & kConnectCreate);
+  Put8(payload, 0, h.flags & (kConnectCreate | kHelloPeer));
   Put8(payload, 1, static_cast<uint8_t>(n));
   Put8(payload, 2, static_cast<uint8_t>(k));
   std::memcpy(payload + 4, h.name.data(), n);
@@ -459,8 +464,11 @@ inline size_t EncodeHello(const Hello& h, uint8_t* payload) {
 
 inline Status DecodeHello(const uint8_t* payload, size_t len, Hello* out) {
   if (len < kHelloSize) return Status::InvalidArgument("HELLO truncated");
-  if (payload[0] & ~kConnectCreate) {
+  if (payload[0] & ~(kConnectCreate | kHelloPeer)) {
     return Status::InvalidArgument("HELLO: unknown flags");
+  }
+  if ((payload[0] & kConnectCreate) && (payload[0] & kHelloPeer)) {
+    return Status::InvalidArgument("HELLO: a peer creates no keyspace");
   }
   const size_t n = payload[1], k = payload[2];
   if (n > kMaxKeyspaceNameSize || k > kMaxAccessKey) {
@@ -477,13 +485,20 @@ inline Status DecodeHello(const uint8_t* payload, size_t len, Hello* out) {
 
 // COMMIT payload, 48 bytes:
 //   0 1 op (0 put, 1 delete)   1 1 condition (0 none, 1 if absent,
-//   2 if version)   2 2 reserved   4 4 segment   8 8 grant_id
+//   2 if version)   2 1 flags (kCommitReplica)   3 1 reserved
+//   4 4 segment   8 8 grant_id
 //   16 8 offset (within the segment)   24 4 length   28 4 reserved
 //   32 8 key_hash   40 8 expected_sequence
 inline constexpr size_t kCommitSize = 48;
+// The record is a replica's copy, sealed by the shard's owner (store
+// CommitRequest::replica): only from a peer session (kHelloPeer), with no
+// condition. A server before this flag ignored the byte and refused the
+// sealed record.
+inline constexpr uint8_t kCommitReplica = 1;
 struct Commit {
   uint8_t op = 0;
   uint8_t condition = 0;
+  uint8_t flags = 0;
   uint32_t segment = 0;
   uint64_t grant_id = 0;
   uint64_t offset = 0;
@@ -496,6 +511,7 @@ inline size_t EncodeCommit(const Commit& c, uint8_t* payload) {
   std::memset(payload, 0, kCommitSize);
   Put8(payload, 0, c.op);
   Put8(payload, 1, c.condition);
+  Put8(payload, 2, c.flags);
   Put32(payload, 4, c.segment);
   Put64(payload, 8, c.grant_id);
   Put64(payload, 16, c.offset);
@@ -511,8 +527,15 @@ inline Status DecodeCommit(const uint8_t* payload, size_t len, Commit* out) {
   if (payload[1] > 2) {
     return Status::InvalidArgument("COMMIT: unknown condition");
   }
+  if (payload[2] & ~kCommitReplica) {
+    return Status::InvalidArgument("COMMIT: unknown flags");
+  }
+  if ((payload[2] & kCommitReplica) && payload[1] != 0) {
+    return Status::InvalidArgument("COMMIT: a replica record has no condition");
+  }
   out->op = payload[0];
   out->condition = payload[1];
+  out->flags = payload[2];
   out->segment = Get32(payload, 4);
   out->grant_id = Get64(payload, 8);
   out->offset = Get64(payload, 16);
@@ -529,6 +552,9 @@ inline Status DecodeCommit(const uint8_t* payload, size_t len, Commit* out) {
 //   32 8 reserved   40 .. message (text, the rest of the payload)
 inline constexpr size_t kCommitAckSize = 40;
 inline constexpr uint8_t kAckHadPrevious = 1;
+// A replica COMMIT that changed nothing: the key's version there was as
+// new or newer (store CommitResult::stale).
+inline constexpr uint8_t kAckStale = 2;
 struct CommitAck {
   StatusCode status = StatusCode::kOk;
   uint8_t flags = 0;

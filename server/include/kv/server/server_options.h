@@ -25,7 +25,11 @@ struct ServerOptions {
   uint64_t index_capacity = 65536;
   uint32_t max_connections = 256;
   bool allow_create = false;
-  std::string access_keys_path;    // empty: no access control
+  std::string access_keys_path;  // empty: no access control
+  // The cluster's peer key file (access_keys.h, LoadPeerKey): peer
+  // kvservers that present it may write copies of the shards this node
+  // receives. Empty: no peer is admitted.
+  std::string peer_key_path;
   double cleaner_threshold = 0.5;  // dead / (live + dead) that starts it
   uint16_t max_inflight = 32;      // messages a client may have outstanding
   // Resource bounds (server/README.md, "Limits"): what one client can
