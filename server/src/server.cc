@@ -202,6 +202,14 @@ Status Server::OpenRpma() {
 
 Server::~Server() { Shutdown(); }
 
+Result<std::shared_ptr<store::Keyspace>> Server::LocalKeyspace(
+    std::string_view name) {
+  bool created = false;
+  Result<OpenKeyspace*> ks = keyspaces_->Get(name, false, &created);
+  if (!ks.ok()) return ks.status();
+  return (*ks)->keyspace;
+}
+
 void Server::Run(int stop_fd) {
   cleaner_->Start();
   Logf("ready on %s (provider %s, pool %s, %zu workers, max %u connections)",

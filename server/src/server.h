@@ -66,6 +66,12 @@ class Server {
     return keyspaces_->EnsureShard(name, id, share, create);
   }
 
+  // The pool keyspace `name` for this node's own use (a shard move's
+  // copier and its target's preparation), opened for remote access on
+  // first use like any admitted keyspace. Thread-safe. Errors as
+  // KeyspaceTable::Get without create (not_found, ...).
+  Result<std::shared_ptr<store::Keyspace>> LocalKeyspace(std::string_view name);
+
   // The address actually listened on.
   const Endpoint& endpoint() const { return options_.listen; }
 

@@ -93,3 +93,31 @@ TEST(AccessKeysTest, ConstantTimeEqualComparesWholeStrings) {
 
 }  // namespace
 }  // namespace kv::server
+
+namespace kv::server {
+namespace {
+
+TEST(PeerKeyTest, OneKeyLineAmongCommentsAndBlanks) {
+  auto k = ParsePeerKey("# the cluster's peer key\n\n  0123456789abcdef  \n");
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  EXPECT_EQ(*k, "0123456789abcdef");
+}
+
+TEST(PeerKeyTest, RefusesShortLongSpacedTwoOrNone) {
+  EXPECT_NE(ParsePeerKey("short\n").status().message().find("16 to 64"),
+            std::string::npos);
+  EXPECT_TRUE(ParsePeerKey(std::string(65, 'k')).status().IsInvalidArgument());
+  EXPECT_NE(
+      ParsePeerKey("0123456789 abcdef\n").status().message().find("spaces"),
+      std::string::npos);
+  EXPECT_NE(ParsePeerKey("0123456789abcdef\n0123456789abcdeg\n")
+                .status()
+                .message()
+                .find("line 2: a second key"),
+            std::string::npos);
+  EXPECT_NE(ParsePeerKey("# nothing\n").status().message().find("no key"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kv::server
