@@ -3,6 +3,7 @@
 #include <librpma.h>
 
 #include "kv/record_format.h"
+#include "kv/store/commit_pipeline.h"
 #include "kv/store/keyspace_sizing.h"
 #include "log.h"
 
@@ -59,19 +60,37 @@ Status KeyspaceTable::EnsureShard(std::string_view name, uint32_t id,
                                   uint32_t share, bool create) {
   std::lock_guard<std::mutex> lock(mu_);
   Result<std::shared_ptr<store::Keyspace>> ks = pool_->GetKeyspace(name);
-  if (ks.ok()) {
-    if ((*ks)->id() == id) return Status::Ok();
+  if (ks.ok() && (*ks)->id() != id) {
     return Status::Corruption(
         "the pool's keyspace '" + std::string(name) + "' has id " +
         std::to_string((*ks)->id()) + ", the cluster map's shard has id " +
         std::to_string(id) + ": this pool holds another cluster's data");
   }
-  if (!ks.status().IsNotFound()) return ks.status();
-  if (!create) {
-    return Status::NotFound("this pool has no keyspace '" + std::string(name) +
-                            "'");
+  if (!ks.ok()) {
+    if (!ks.status().IsNotFound()) return ks.status();
+    if (!create) {
+      return Status::NotFound("this pool has no keyspace '" +
+                              std::string(name) + "'");
+    }
+    KV_RETURN_IF_ERROR(
+        CreateIn(pool_, name, create_, id, share == 0 ? 1 : share));
+    ks = pool_->GetKeyspace(name);
+    if (!ks.ok()) return ks.status();
   }
-  return CreateIn(pool_, name, create_, id, share == 0 ? 1 : share);
+  if (commit_points_.find(name) == commit_points_.end()) {
+    store::Keyspace& k = **ks;
+    auto point = std::make_unique<ForwardingCommitPoint>(
+        k.persister(), k.log_base(), k.region().log_size);
+    k.pipeline().set_commit_point(point.get());
+    commit_points_.emplace(std::string(name), std::move(point));
+  }
+  return Status::Ok();
+}
+
+ForwardingCommitPoint* KeyspaceTable::ShardCommitPoint(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = commit_points_.find(name);
+  return it == commit_points_.end() ? nullptr : it->second.get();
 }
 
 Result<OpenKeyspace*> KeyspaceTable::Register(
@@ -146,6 +165,12 @@ void KeyspaceTable::Close() {
     }
   }
   open_.clear();
+  // Nothing commits any more; the pipelines go back to their own commit
+  // point before these go (the pool's keyspaces may outlive the table).
+  for (auto& [name, point] : commit_points_) {
+    Result<std::shared_ptr<store::Keyspace>> ks = pool_->GetKeyspace(name);
+    if (ks.ok()) (*ks)->pipeline().set_commit_point(nullptr);
+  }
 }
 
 }  // namespace kv::server

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "forwarding_commit_point.h"
 #include "kv/protocol.h"
 #include "kv/status.h"
 #include "kv/store/keyspace.h"
@@ -76,8 +77,14 @@ class KeyspaceTable {
   // only if `create`, else not_found.
   // Errors: corruption (`name` exists with another id), not_found,
   // no_space, others from the pool.
+  // A shard's keyspace gets a ForwardingCommitPoint the first time it is
+  // ensured (before anything can commit to it: the node serves or
+  // receives it only after this returns).
   Status EnsureShard(std::string_view name, uint32_t id, uint32_t share,
                      bool create);
+  // The commit point EnsureShard installed on shard `name`; nullptr for a
+  // keyspace that is no shard. Lives until Close().
+  ForwardingCommitPoint* ShardCommitPoint(std::string_view name);
   // Every keyspace opened so far.
   std::vector<OpenKeyspace*> All();
   // Names of every keyspace in the pool.
@@ -94,6 +101,8 @@ class KeyspaceTable {
   const CreateOptions create_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<OpenKeyspace>, std::less<>> open_;
+  std::map<std::string, std::unique_ptr<ForwardingCommitPoint>, std::less<>>
+      commit_points_;
 };
 
 }  // namespace kv::server

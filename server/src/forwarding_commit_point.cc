@@ -1,0 +1,57 @@
+#include "forwarding_commit_point.h"
+
+#include <mutex>
+
+namespace kv::server {
+
+ForwardingCommitPoint::ForwardingCommitPoint(store::Persister* persister,
+                                             const uint8_t* log,
+                                             uint64_t log_size)
+    : local_(persister), log_(log), log_size_(log_size) {}
+
+Status ForwardingCommitPoint::MakeDurable(const store::Persister::Range* ranges,
+                                          size_t n) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (frozen_) {
+    return Status::WrongShard(
+        "the shard is being handed to another node: re-read the map");
+  }
+  KV_RETURN_IF_ERROR(local_.MakeDurable(ranges, n));
+  if (forwarder_ == nullptr) return Status::Ok();
+  for (size_t i = 0; i < n; i++) {
+    const auto* p = static_cast<const uint8_t*>(ranges[i].addr);
+    // Records lie in the log; the index's buckets do not.
+    if (p < log_ || p >= log_ + log_size_) continue;
+    forwarder_->Forward(p, ranges[i].len);
+  }
+  return Status::Ok();
+}
+
+bool ForwardingCommitPoint::publish_before_durable() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return forwarder_ == nullptr && !frozen_;
+}
+
+void ForwardingCommitPoint::Attach(std::shared_ptr<Forwarder> forwarder) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  forwarder_ = std::move(forwarder);
+  frozen_ = false;
+}
+
+void ForwardingCommitPoint::Detach() {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  forwarder_.reset();
+  frozen_ = false;
+}
+
+void ForwardingCommitPoint::Freeze() {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  frozen_ = true;
+}
+
+bool ForwardingCommitPoint::frozen() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return frozen_;
+}
+
+}  // namespace kv::server
