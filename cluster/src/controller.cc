@@ -98,8 +98,7 @@ int64_t Controller::Pass(const Election::Term& term) {
     }
     const int64_t watch_from = r->revision + 1;
     const KeyValue* map_kv = nullptr;
-    PlacementRequest req{
-        {}, options_.desired, options_.rebalance, options_.max_moves};
+    PlacementRequest req{{}, options_.desired};
     std::vector<std::string> ignored;
     for (const KeyValue& kv : r->kvs) {
       if (kv.key == map_key) map_kv = &kv;

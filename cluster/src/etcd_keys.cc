@@ -7,8 +7,37 @@
 namespace kv::cluster {
 
 namespace {
+
 constexpr size_t kMaxClusterName = 64;
+
+// A key may be anything: quote at most a bounded prefix of it.
+std::string Bounded(std::string_view s) {
+  return std::string(s.substr(0, 64)) + (s.size() > 64 ? "..." : "");
 }
+
+// A strict decimal in 0..max: no sign, no leading zero, nothing else.
+Result<uint64_t> ParseDecimal(std::string_view what, std::string_view text,
+                              uint64_t max, size_t max_digits) {
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument(std::string(what) + " '" +
+                                   std::string(text.substr(0, 32)) +
+                                   "': " + why);
+  };
+  if (text.empty()) return bad("empty");
+  if (text.size() > max_digits) {
+    return bad("more than " + std::to_string(max_digits) + " digits");
+  }
+  if (text[0] == '0' && text.size() > 1) return bad("a leading zero");
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return bad("not a decimal number");
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v > max) return bad("above " + std::to_string(max));
+  return v;
+}
+
+}  // namespace
 
 Status ValidateClusterName(std::string_view name) {
   if (name.empty() || name.size() > kMaxClusterName) {
@@ -28,20 +57,19 @@ Status ValidateClusterName(std::string_view name) {
 }
 
 Result<uint32_t> ParseNodeId(std::string_view text) {
-  auto bad = [&](const char* why) {
-    return Status::InvalidArgument(
-        "node id '" + std::string(text.substr(0, 32)) + "': " + why);
-  };
-  if (text.empty()) return bad("empty");
-  if (text.size() > 10) return bad("more than 10 digits");
-  if (text[0] == '0') return bad("0 or a leading zero");
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return bad("not a decimal number");
-    v = v * 10 + static_cast<uint64_t>(c - '0');
+  if (text == "0") {
+    return Status::InvalidArgument("node id '0': 0 is not a node");
   }
-  if (v > std::numeric_limits<uint32_t>::max()) return bad("above 2^32-1");
-  return static_cast<uint32_t>(v);
+  Result<uint64_t> v =
+      ParseDecimal("node id", text, std::numeric_limits<uint32_t>::max(), 10);
+  if (!v.ok()) return v.status();
+  return static_cast<uint32_t>(*v);
+}
+
+Result<uint32_t> ParseShardId(std::string_view text) {
+  Result<uint64_t> v = ParseDecimal("shard id", text, kMaxShardId, 4);
+  if (!v.ok()) return v.status();
+  return static_cast<uint32_t>(*v);
 }
 
 Result<EtcdKeys> EtcdKeys::ForCluster(std::string_view cluster_name) {
@@ -60,6 +88,50 @@ Result<uint32_t> EtcdKeys::NodeIdOf(std::string_view key) const {
     return Status::InvalidArgument("etcd key is not under " + prefix);
   }
   return ParseNodeId(key.substr(prefix.size()));
+}
+
+std::string EtcdKeys::drain(uint32_t node_id) const {
+  return drain_prefix() + std::to_string(node_id);
+}
+
+Result<uint32_t> EtcdKeys::DrainNodeOf(std::string_view key) const {
+  const std::string prefix = drain_prefix();
+  if (!key.starts_with(prefix)) {
+    return Status::InvalidArgument("etcd key is not under " + prefix);
+  }
+  return ParseNodeId(key.substr(prefix.size()));
+}
+
+std::string EtcdKeys::move(std::string_view keyspace, uint32_t shard) const {
+  return moves_prefix() + std::string(keyspace) + "/" + std::to_string(shard);
+}
+
+std::string EtcdKeys::move_progress(std::string_view keyspace,
+                                    uint32_t shard) const {
+  return move_progress_prefix() + std::string(keyspace) + "/" +
+         std::to_string(shard);
+}
+
+Result<ShardRef> EtcdKeys::MoveOf(std::string_view key) const {
+  const std::string prefix = moves_prefix();
+  if (!key.starts_with(prefix)) {
+    return Status::InvalidArgument("etcd key is not under " + prefix);
+  }
+  const std::string_view rest = key.substr(prefix.size());
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("etcd key " + prefix + Bounded(rest) +
+                                   " does not name a move: " + why);
+  };
+  // Keyspace names hold no '/': the first one ends the name.
+  const size_t slash = rest.find('/');
+  if (slash == std::string_view::npos) return bad("no /<shard> after it");
+  const std::string_view name = rest.substr(0, slash);
+  if (Status st = ValidateClusterKeyspaceName(name); !st.ok()) {
+    return bad(st.message());
+  }
+  Result<uint32_t> shard = ParseShardId(rest.substr(slash + 1));
+  if (!shard.ok()) return bad(shard.status().message());
+  return ShardRef{std::string(name), *shard};
 }
 
 std::string EtcdKeys::keyspace(std::string_view keyspace) const {

@@ -1,4 +1,4 @@
-// PlanPlacement: the three rules of placement.h over one working copy of
+// PlanPlacement: the two rules of placement.h over one working copy of
 // the map and one table of per-node load, kept in step as shards change.
 #include "kv/cluster/placement.h"
 
@@ -67,7 +67,6 @@ class Planner {
     if (!next.ok()) return next.status();
     Count(old.replicas, -1);
     Count(replicas, +1);
-    touched_.insert({ks, old.id});
     out_.changes.push_back(
         ShardName(ks, old.id) + " epoch " + std::to_string(old.epoch) + "->" +
         std::to_string(old.epoch + 1) + ": " + Nodes(old.replicas) + " -> " +
@@ -165,38 +164,6 @@ class Planner {
     return Status::Ok();
   }
 
-  // One move of rule 3; false when balanced or nothing can move.
-  Result<bool> MoveOne() {
-    if (load_.size() < 2) return false;
-    uint32_t most = 0, least = 0;
-    for (const auto& [node, l] : load_) {  // ascending ids: ties -> lower
-      if (most == 0 || l.replicas > load_.at(most).replicas) most = node;
-      if (least == 0 || l.replicas < load_.at(least).replicas) least = node;
-    }
-    if (load_.at(most).replicas < load_.at(least).replicas + 2) return false;
-    for (const KeyspaceShards& ks : map_.keyspaces()) {
-      for (const Shard& s : ks.shards) {
-        auto has = [&](uint32_t n) {
-          return std::find(s.replicas.begin(), s.replicas.end(), n) !=
-                 s.replicas.end();
-        };
-        // One change per shard per plan: one epoch bump per write.
-        if (!has(most) || has(least) || touched_.contains({ks.name, s.id})) {
-          continue;
-        }
-        std::vector<uint32_t> r = s.replicas;
-        *std::find(r.begin(), r.end(), most) = least;
-        const std::string why = "rebalance: node " + std::to_string(most) +
-                                " -> node " + std::to_string(least);
-        const std::string name = ks.name;  // Set replaces map_
-        const Shard old = s;
-        KV_RETURN_IF_ERROR(Set(name, old, std::move(r), why));
-        return true;
-      }
-    }
-    return false;
-  }
-
   Placement Finish() {
     out_.map = std::move(map_);
     return std::move(out_);
@@ -213,8 +180,7 @@ class Planner {
   }
 
   ClusterMap map_;
-  std::map<uint32_t, Load> load_;                       // live nodes only
-  std::set<std::pair<std::string, uint32_t>> touched_;  // shards changed
+  std::map<uint32_t, Load> load_;  // live nodes only
   Placement out_;
 };
 
@@ -256,11 +222,6 @@ Result<Placement> PlanPlacement(const ClusterMap& current,
                                  " shards, " + std::to_string(spec.shards) +
                                  " desired: the controller does not reshard");
     }
-  }
-  for (uint32_t i = 0; request.rebalance && i < request.max_moves; i++) {
-    Result<bool> moved = p.MoveOne();
-    if (!moved.ok()) return moved.status();
-    if (!*moved) break;
   }
   return p.Finish();
 }

@@ -9,7 +9,10 @@
 // every slot to a shard with a primary; a spec that decodes must validate
 // and round-trip; a name taken from a key must name that same key; a
 // registration that decodes must validate and round-trip; an id taken
-// from a node key must name that same key.
+// from a node key must name that same key. The same for the moves:
+// MoveRecord::Decode (as the record of 'users'/3) and MoveProgress::Decode
+// must give values that validate and round-trip, EtcdKeys::MoveOf and
+// DrainNodeOf ids that name the same key.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +22,7 @@
 #include "kv/cluster/cluster_map.h"
 #include "kv/cluster/etcd_keys.h"
 #include "kv/cluster/keyspace_spec.h"
+#include "kv/cluster/move_record.h"
 #include "kv/cluster/node_registration.h"
 
 namespace {
@@ -75,6 +79,39 @@ void FuzzNode(std::string_view in) {
   if (id.ok() && (*id == 0 || keys.node(*id) != key)) std::abort();
 }
 
+void FuzzMove(std::string_view in) {
+  using kv::cluster::MoveProgress;
+  using kv::cluster::MoveRecord;
+  kv::Result<MoveRecord> r = MoveRecord::Decode("users", 3, in);
+  if (r.ok()) {
+    if (!r->Validate().ok() || r->keyspace != "users" || r->shard != 3) {
+      std::abort();
+    }
+    const std::string encoded = r->Encode();
+    if (encoded.size() > MoveRecord::kMaxJsonBytes) std::abort();
+    kv::Result<MoveRecord> again = MoveRecord::Decode("users", 3, encoded);
+    if (!again.ok() || !(*again == *r)) std::abort();
+  }
+  kv::Result<MoveProgress> p = MoveProgress::Decode(in);
+  if (p.ok()) {
+    kv::Result<MoveProgress> again = MoveProgress::Decode(p->Encode());
+    if (!again.ok() || !(*again == *p)) std::abort();
+  }
+  static const kv::cluster::EtcdKeys keys =
+      kv::cluster::EtcdKeys::ForCluster("c").value();
+  const std::string move_key = keys.moves_prefix() + std::string(in);
+  kv::Result<kv::cluster::ShardRef> ref = keys.MoveOf(move_key);
+  if (ref.ok() && (ref->shard > kv::kMaxShardId ||
+                   keys.move(ref->keyspace, ref->shard) != move_key)) {
+    std::abort();
+  }
+  const std::string drain_key = keys.drain_prefix() + std::string(in);
+  kv::Result<uint32_t> drained = keys.DrainNodeOf(drain_key);
+  if (drained.ok() && (*drained == 0 || keys.drain(*drained) != drain_key)) {
+    std::abort();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -82,5 +119,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzMap(in);
   FuzzSpec(in);
   FuzzNode(in);
+  FuzzMove(in);
   return 0;
 }

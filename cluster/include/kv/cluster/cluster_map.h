@@ -47,6 +47,13 @@ struct Shard {
   uint32_t primary() const { return replicas.front(); }
 };
 
+// A shard named by its keyspace and id (not necessarily in a map).
+struct ShardRef {
+  std::string keyspace;
+  uint32_t shard = 0;
+  bool operator==(const ShardRef&) const = default;
+};
+
 struct KeyspaceShards {
   // kv/keyspace_name.h rules, at most kMaxClusterKeyspaceNameSize (57)
   // bytes: a shard lives in its node's pool as "<name>.s<shard id>".

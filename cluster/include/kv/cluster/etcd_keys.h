@@ -10,10 +10,22 @@
 //   /rpkv/<name>/keyspaces/<keyspace>
 //                             a desired keyspace: {"shards":N,"replicas":R}
 //                             (keyspace_spec.h); written by kvadmin
+//   /rpkv/<name>/moves/<keyspace>/<shard>
+//                             a live shard move: MoveRecord JSON
+//                             (move_record.h); created by kvadmin or the
+//                             controller, advanced by the source node and
+//                             the controller
+//   /rpkv/<name>/move-progress/<keyspace>/<shard>
+//                             the move's MoveProgress JSON, written by the
+//                             source on its lease
+//   /rpkv/<name>/drain/<id>   node <id> is draining: the controller moves
+//                             its shards away and gives it none; written
+//                             by kvadmin, the value is informational
 //
 // A cluster name is 1..64 of [a-z0-9_-] (no '/', so one cluster's prefix
-// is never inside another's). Node ids are 1..2^32-1, written in decimal
-// without sign or leading zeros, so each id has exactly one key.
+// is never inside another's). Node ids are 1..2^32-1 and shard ids
+// 0..1023, written in decimal without sign or leading zeros, so each id
+// has exactly one key.
 //
 // Thread-safety: a value; const methods may be called concurrently.
 #ifndef KV_CLUSTER_ETCD_KEYS_H_
@@ -23,6 +35,7 @@
 #include <string>
 #include <string_view>
 
+#include "kv/cluster/cluster_map.h"
 #include "kv/status.h"
 
 namespace kv::cluster {
@@ -34,6 +47,10 @@ Status ValidateClusterName(std::string_view name);
 // Parses a node id written in decimal (1..2^32-1, no sign, no leading
 // zero). invalid_argument otherwise.
 Result<uint32_t> ParseNodeId(std::string_view text);
+
+// Parses a shard id written in decimal (0..kMaxShardId (1023), no sign,
+// no leading zero). invalid_argument otherwise.
+Result<uint32_t> ParseShardId(std::string_view text);
 
 class EtcdKeys {
  public:
@@ -67,6 +84,29 @@ class EtcdKeys {
   // prefix, an empty, signed, zero-padded, non-decimal, zero or too large
   // id, or anything after it.
   Result<uint32_t> NodeIdOf(std::string_view key) const;
+
+  // "/rpkv/<name>/moves/": the move records (move_record.h).
+  std::string moves_prefix() const { return prefix_ + "moves/"; }
+  // "/rpkv/<name>/moves/<keyspace>/<shard>". `keyspace` should pass
+  // ValidateClusterKeyspaceName; it is not checked here.
+  std::string move(std::string_view keyspace, uint32_t shard) const;
+  // "/rpkv/<name>/move-progress/": the source's progress reports.
+  std::string move_progress_prefix() const {
+    return prefix_ + "move-progress/";
+  }
+  // "/rpkv/<name>/move-progress/<keyspace>/<shard>".
+  std::string move_progress(std::string_view keyspace, uint32_t shard) const;
+  // The shard a key under moves_prefix() names. invalid_argument for a key
+  // outside the prefix, a keyspace ValidateClusterKeyspaceName refuses, a
+  // missing '/', a shard id ParseShardId refuses, or anything after it.
+  Result<ShardRef> MoveOf(std::string_view key) const;
+
+  // "/rpkv/<name>/drain/": the nodes asked to drain.
+  std::string drain_prefix() const { return prefix_ + "drain/"; }
+  // "/rpkv/<name>/drain/<id>". `node_id` must not be 0.
+  std::string drain(uint32_t node_id) const;
+  // The node id of a key under drain_prefix(); the errors of NodeIdOf.
+  Result<uint32_t> DrainNodeOf(std::string_view key) const;
 
  private:
   EtcdKeys(std::string cluster, std::string prefix)

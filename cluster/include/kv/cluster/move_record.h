@@ -54,10 +54,13 @@ enum class MovePhase {
   kCancel,    // tear down; the source deletes the record when done
 };
 std::string_view MovePhaseName(MovePhase p);  // "copy", "ready", ...
+// The phase MovePhaseName names; invalid_argument for any other text.
+Result<MovePhase> ParseMovePhase(std::string_view name);
 
 struct MoveRecord {
   static constexpr int kFormat = 1;
   static constexpr size_t kMaxJsonBytes = 1024;
+  static constexpr size_t kMaxReason = 200;
 
   std::string keyspace;  // ValidateClusterKeyspaceName (cluster_map.h)
   uint32_t shard = 0;    // 0..kMaxShardId
@@ -71,20 +74,30 @@ struct MoveRecord {
   std::string reason;  // cancel: why (for status and logs), <= 200 bytes
 
   // invalid_argument naming the problem (bad name, shard id, node ids 0
-  // or equal, epoch 0, a reason over 200 bytes).
+  // or equal, epoch 0, a reason over kMaxReason bytes or with a byte
+  // outside printable ASCII).
   Status Validate() const;
+  // The value stored under moves/<keyspace>/<shard>:
+  //   {"epoch":4,"format":1,"keyspace":"users","last_sequence":0,
+  //    "paused":false,"phase":"copy","rate_bytes_per_s":0,"reason":"",
+  //    "shard":3,"source":1,"target":2}
   // Precondition: Validate() is ok.
   std::string Encode() const;
   // corruption naming the problem ("move record 'users'/3: ...") for
   // anything but a valid record whose keyspace and shard are the ones the
-  // key names; invalid_argument for a newer format.
+  // key names: a value over kMaxJsonBytes or nested, not a JSON object, a
+  // member missing or of the wrong type or range, an unknown phase, a
+  // record Validate refuses. invalid_argument for a newer format.
   static Result<MoveRecord> Decode(std::string_view keyspace, uint32_t shard,
                                    std::string_view json);
+  // "'users'/3", for messages.
+  std::string Name() const;
   bool operator==(const MoveRecord&) const = default;
 };
 
 // What the source reports while it copies (at most once a second).
 struct MoveProgress {
+  static constexpr int kFormat = 1;
   static constexpr size_t kMaxJsonBytes = 512;
 
   MovePhase phase = MovePhase::kCopy;
@@ -94,8 +107,13 @@ struct MoveProgress {
   uint64_t keys_forwarded = 0;  // live commits forwarded since the start
   uint64_t updated_unix_ms = 0;
 
+  // {"bytes_copied":..,"format":1,"keys_copied":..,"keys_forwarded":..,
+  //  "keys_total":..,"phase":"copy","updated_unix_ms":..}
   std::string Encode() const;
-  // corruption naming the problem; unknown members ignored.
+  // corruption naming the problem ("move progress: ...": over
+  // kMaxJsonBytes, nested, not an object, a member missing or not an
+  // unsigned integer, an unknown phase); unknown members ignored;
+  // invalid_argument for a newer format.
   static Result<MoveProgress> Decode(std::string_view json);
   bool operator==(const MoveProgress&) const = default;
 };

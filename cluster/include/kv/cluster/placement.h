@@ -1,7 +1,13 @@
-// kv::cluster::PlanPlacement: the controller's decisions as one pure
+// kv::cluster::PlanPlacement: the controller's map decisions as one pure
 // function (docs/cluster.md, "The controller"): from the current map, the
 // live nodes and the desired keyspaces, the next map and what changed.
 // No etcd, no clock, no randomness: the same input gives the same plan.
+//
+// It never moves a shard that has live replicas to another node: that
+// takes copying its data, which is a live move (move_record.h), planned
+// by PlanMoves (move_planner.h) for drains and rebalancing. (An earlier
+// rule 3 rebalanced by rewriting replica sets in the map alone, handing a
+// node a shard it had no data of; it is gone.)
 //
 // The rules, applied in this order:
 //  1. Repair. A shard with replicas on dead nodes drops them (when the
@@ -17,12 +23,6 @@
 //     nodes: primaries on the node with the fewest primaries, backups on
 //     the node with the fewest replicas (ties: fewer of the other kind,
 //     then the lower node id). Keyspaces in the map but not desired stay.
-//  3. Rebalance, only when asked: up to max_moves times, one replica moves
-//     from the most loaded live node (most replicas; ties: lower id) to the
-//     least loaded (fewest; ties: lower id) while they differ by 2 or more,
-//     taking the first shard (map order) that has the one and not the
-//     other and that this plan has not changed yet. Planning only:
-//     moving the data live is later work.
 // A shard changes at most once per plan, so its epoch moves by at most 1.
 // Nothing changes when nothing needs to (the map comes back equal, no
 // epoch moves, no change lines).
@@ -44,14 +44,6 @@ namespace kv::cluster {
 struct PlacementRequest {
   std::vector<uint32_t> live_nodes;  // any order; duplicates ignored
   std::vector<KeyspaceSpec> desired;
-  bool rebalance = false;
-  uint32_t max_moves = 1;  // per call, when rebalancing
-};
-
-struct ShardRef {
-  std::string keyspace;
-  uint32_t shard = 0;
-  bool operator==(const ShardRef&) const = default;
 };
 
 struct Placement {
