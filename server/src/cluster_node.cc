@@ -11,6 +11,7 @@
 #include "kv/cluster/membership.h"
 #include "kv/cluster_slots.h"
 #include "log.h"
+#include "move_manager.h"
 
 namespace kv::server {
 
@@ -55,6 +56,29 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(
   options.shards->SetLeaseCheck(
       [member] { return member->Alive(std::chrono::steady_clock::now()); });
 
+  // Moves first: a hand-off this process was in before a restart keeps
+  // its shard released before the map is applied (move_manager.h).
+  if (options.move_host != nullptr) {
+    MoveManager::Options mm;
+    mm.cluster = options.cluster_name;
+    mm.node_id = options.node_id;
+    mm.shards = options.shards;
+    mm.host = options.move_host;
+    mm.peer_key = options.peer_key;
+    mm.reapply = [raw = node.get()] {
+      if (raw->watcher_ == nullptr) return;
+      std::shared_ptr<const cluster::ClusterMap> map = raw->watcher_->map();
+      if (map != nullptr) raw->Apply(*map, raw->watcher_->revision());
+    };
+    auto moves = MoveManager::Create(*node->etcd_, std::move(mm));
+    if (!moves.ok()) {
+      (void)node->membership_->Leave();
+      return moves.status();
+    }
+    node->moves_ = std::move(moves).value();
+    node->moves_->Prime();
+  }
+
   // The shards this node serves follow the map from now on (the first
   // read is applied before Start returns).
   cluster::MapWatcher::Options w;
@@ -86,6 +110,7 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     return controller.status();
   }
   node->controller_ = std::move(controller).value();
+  if (node->moves_ != nullptr) node->moves_->Run();
   return node;
 }
 
@@ -93,11 +118,18 @@ ClusterNode::~ClusterNode() {
   // Declaration order would destroy the controller first anyway; the
   // explicit reset documents that both go before the etcd client.
   controller_.reset();
+  moves_.reset();  // before the watcher its reapply reads
   watcher_.reset();
   membership_.reset();
 }
 
 void ClusterNode::Apply(const cluster::ClusterMap& map, int64_t revision) {
+  std::lock_guard<std::mutex> lock(apply_mu_);
+  ApplyLocked(map, revision);
+}
+
+void ClusterNode::ApplyLocked(const cluster::ClusterMap& map,
+                              int64_t revision) {
   struct Wanted {
     std::string name;
     uint32_t id;
@@ -125,20 +157,32 @@ void ClusterNode::Apply(const cluster::ClusterMap& map, int64_t revision) {
   uint32_t to_make = 0;
   for (const Wanted& w : wanted) to_make += before.count(w.name) ? 0 : 1;
   ShardTable::Owned owned;
+  std::vector<std::string> moved_here;
   for (const Wanted& w : wanted) {
     const bool had = before.count(w.name) != 0;
+    // A shard this node received by a move (incoming at the epoch before
+    // the map's): the switch. One it handed off stays out (released)
+    // unless it came back that way.
+    const uint32_t incoming = options_.shards->IncomingEpoch(w.name);
+    const bool arrived = !had && incoming != 0 && incoming + 1 == w.epoch;
+    if (!had && options_.shards->released(w.name)) {
+      if (!arrived) continue;
+      options_.shards->Unrelease(w.name);
+    }
+    if (arrived) moved_here.push_back(w.name);
     if (!had) {
       // Only a new shard (epoch 1) starts empty. At a later epoch the
-      // shard had another primary, whose data this pool does not hold:
-      // without moves or replication, serving it empty would answer
+      // shard had another primary, whose data this pool does not hold
+      // unless a move copied it here: serving it empty would answer
       // not_found for keys that exist. It stays unserved instead.
       Status st = options_.ensure_shard(w.name, w.id, to_make, w.epoch == 1);
       if (st.IsNotFound()) {
         st = Status::NotFound(st.message() + " and the shard is at epoch " +
                               std::to_string(w.epoch) +
                               ": its data is on the node that served it "
-                              "before (moves and replication are not built "
-                              "yet), so it is not served empty");
+                              "before and no move copied it here "
+                              "(replication is not built yet), so it is not "
+                              "served empty");
       }
       if (to_make > 1) to_make--;
       if (!st.ok()) {
@@ -156,7 +200,13 @@ void ClusterNode::Apply(const cluster::ClusterMap& map, int64_t revision) {
     }
     owned.emplace(w.name, w.epoch);
   }
-  for (const std::string& name : options_.shards->Set(std::move(owned))) {
+  const std::vector<std::string> lost = options_.shards->Set(std::move(owned));
+  for (const std::string& name : moved_here) {
+    options_.shards->RemoveIncoming(name);
+    Logf("shard '%s' moved here: serving it (map revision %lld)", name.c_str(),
+         static_cast<long long>(revision));
+  }
+  for (const std::string& name : lost) {
     Logf(
         "shard '%s' is no longer this node's (map revision %lld): its "
         "commits are refused with wrong_shard",

@@ -28,9 +28,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "kv/status.h"
+#include "shard_host.h"
 #include "shard_table.h"
 
 namespace kv::cluster {
@@ -42,6 +44,8 @@ class Membership;
 }  // namespace kv::cluster
 
 namespace kv::server {
+
+class MoveManager;
 
 class ClusterNode {
  public:
@@ -58,6 +62,10 @@ class ClusterNode {
     std::function<Status(const std::string& name, uint32_t id, uint32_t share,
                          bool create)>
         ensure_shard;
+    // Live shard moves (move_manager.h): the server's side of them. null:
+    // this node takes part in no move.
+    ShardHost* move_host = nullptr;
+    std::string peer_key;  // kvserver --peer_key_file's; empty: none
   };
 
   // Opens the etcd client, joins (registration on a lease, keepalive at
@@ -78,14 +86,18 @@ class ClusterNode {
 
  private:
   explicit ClusterNode(Options options);
-  // The map watcher's callback: serve what the map gives this node.
+  // The map watcher's callback: serve what the map gives this node (also
+  // called by the move manager after a cancelled hand-off).
   void Apply(const kv::cluster::ClusterMap& map, int64_t revision);
+  void ApplyLocked(const kv::cluster::ClusterMap& map, int64_t revision);
 
   const Options options_;
   std::unique_ptr<kv::cluster::EtcdHttp> etcd_;
   std::unique_ptr<kv::cluster::Membership> membership_;
   std::unique_ptr<kv::cluster::MapWatcher> watcher_;
   std::unique_ptr<kv::cluster::Controller> controller_;
+  std::unique_ptr<MoveManager> moves_;
+  std::mutex apply_mu_;  // one Apply at a time
 };
 
 }  // namespace kv::server

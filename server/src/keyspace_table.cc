@@ -146,6 +146,28 @@ KeyspaceTable::AllStats() {
   return out;
 }
 
+Status KeyspaceTable::DropShard(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto open = open_.find(name);
+  if (open != open_.end()) {
+    OpenKeyspace& ks = *open->second;
+    if (ks.sessions.load(std::memory_order_acquire) != 0) {
+      return Status::Busy(std::to_string(ks.sessions.load()) +
+                          " sessions are bound to '" + std::string(name) + "'");
+    }
+    if (ks.read_mr != nullptr) (void)rpma_mr_dereg(&ks.read_mr);
+    if (ks.peer != nullptr) (void)rpma_peer_delete(&ks.peer);
+    open_.erase(open);
+  }
+  Result<std::shared_ptr<store::Keyspace>> ks = pool_->GetKeyspace(name);
+  if (!ks.ok()) return ks.status();
+  (*ks)->pipeline().set_commit_point(nullptr);
+  ks = Status::NotFound("released");  // our handle goes before the drop
+  auto point = commit_points_.find(name);
+  if (point != commit_points_.end()) commit_points_.erase(point);
+  return pool_->DropKeyspace(name);
+}
+
 void KeyspaceTable::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [name, open] : open_) {

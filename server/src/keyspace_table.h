@@ -16,6 +16,7 @@
 #ifndef KV_SERVER_KEYSPACE_TABLE_H_
 #define KV_SERVER_KEYSPACE_TABLE_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,8 @@ struct OpenKeyspace {
   store::Keyspace::Region region;
   rpma_mr_local* read_mr = nullptr;
   uint8_t read_desc[protocol::kDescriptorSize] = {};
+  // Sessions bound to it now (Session::Bind to ~Session).
+  std::atomic<uint32_t> sessions{0};
 };
 
 // Geometry of the keyspaces this server creates.
@@ -85,6 +88,14 @@ class KeyspaceTable {
   // The commit point EnsureShard installed on shard `name`; nullptr for a
   // keyspace that is no shard. Lives until Close().
   ForwardingCommitPoint* ShardCommitPoint(std::string_view name);
+  // Removes shard `name` from the pool (a move's source after the switch:
+  // docs/cluster.md, "Moving a shard: the protocol", step 5): its read
+  // registration and protection domain, its commit point, its catalog
+  // entry. The caller made sure nothing can reach it: no session is bound
+  // (busy otherwise), admission refuses it, no ticket names it.
+  // Errors: busy (sessions, or a handle held elsewhere: retry),
+  // not_found, the pool's.
+  Status DropShard(std::string_view name);
   // Every keyspace opened so far.
   std::vector<OpenKeyspace*> All();
   // Names of every keyspace in the pool.

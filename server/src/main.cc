@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "access_keys.h"
 #include "cluster_node.h"
 #include "kv/server/server_options.h"
 #include "log.h"
@@ -333,6 +334,12 @@ int main(int argc, char** argv) {
                            bool create) {
       return raw->EnsureShard(name, id, share, create);
     };
+    c.move_host = raw;
+    if (!FLAGS_peer_key_file.empty()) {
+      // Loaded (and checked) by the server already.
+      auto key = kv::server::LoadPeerKey(FLAGS_peer_key_file);
+      if (key.ok()) c.peer_key = *key;
+    }
     auto joined = kv::server::ClusterNode::Start(c, [table = shards.get()] {
       table->Fence();
       kv::server::Log(

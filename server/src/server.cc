@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "kv/store/keyspace_sizing.h"
 #include "log.h"
@@ -208,6 +209,34 @@ Result<std::shared_ptr<store::Keyspace>> Server::LocalKeyspace(
   Result<OpenKeyspace*> ks = keyspaces_->Get(name, false, &created);
   if (!ks.ok()) return ks.status();
   return (*ks)->keyspace;
+}
+
+Status Server::EndShardSessions(std::string_view name,
+                                std::chrono::milliseconds timeout) {
+  bool created = false;
+  Result<OpenKeyspace*> ks = keyspaces_->Get(name, false, &created);
+  if (ks.status().IsNotFound()) return Status::Ok();
+  if (!ks.ok()) return ks.status();
+  const OpenKeyspace* open = *ks;
+  for (const std::unique_ptr<Worker>& w : workers_) w->EndSessionsOf(open);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (open->sessions.load(std::memory_order_acquire) != 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::TimedOut(std::to_string(open->sessions.load()) +
+                              " sessions of '" + std::string(name) +
+                              "' still open after " +
+                              std::to_string(timeout.count()) + " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return Status::Ok();
+}
+
+Status Server::DropShard(std::string_view name) {
+  bool created = false;
+  Result<OpenKeyspace*> ks = keyspaces_->Get(name, false, &created);
+  if (ks.ok()) tickets_->Forget(*ks);
+  return keyspaces_->DropShard(name);
 }
 
 void Server::Run(int stop_fd) {

@@ -29,6 +29,7 @@
 #include "kv/store/pool.h"
 #include "refusal_log.h"
 #include "session.h"
+#include "shard_host.h"
 #include "stats.h"
 #include "tickets.h"
 #include "worker.h"
@@ -46,7 +47,7 @@ namespace kv::server {
 // default keyspace.
 uint64_t MinPoolSizeFor(const ServerOptions& o);
 
-class Server {
+class Server : public ShardHost {
  public:
   // Errors: busy (another process holds the pool), corruption / io_error
   // (pool), unavailable (no RDMA device / cannot listen: message starts
@@ -62,7 +63,7 @@ class Server {
   // A cluster shard this node is given (KeyspaceTable::EnsureShard).
   // Thread-safe.
   Status EnsureShard(std::string_view name, uint32_t id, uint32_t share,
-                     bool create) {
+                     bool create) override {
     return keyspaces_->EnsureShard(name, id, share, create);
   }
 
@@ -70,7 +71,23 @@ class Server {
   // copier and its target's preparation), opened for remote access on
   // first use like any admitted keyspace. Thread-safe. Errors as
   // KeyspaceTable::Get without create (not_found, ...).
-  Result<std::shared_ptr<store::Keyspace>> LocalKeyspace(std::string_view name);
+  Result<std::shared_ptr<store::Keyspace>> LocalKeyspace(
+      std::string_view name) override;
+
+  // Ends every session of keyspace `name` (a shard handed off: docs/
+  // cluster.md, "Moving a shard: the protocol", step 4) and waits until
+  // they are gone, so that no connection can read it one-sided any more.
+  // Admission refuses new ones (the ShardTable). Errors: timed_out when
+  // some remain after `timeout`.
+  Status EndShardSessions(std::string_view name,
+                          std::chrono::milliseconds timeout) override;
+  // Removes shard `name` from this node's pool once it is another node's
+  // (KeyspaceTable::DropShard), its tickets first. Errors: busy (retry).
+  Status DropShard(std::string_view name) override;
+  // The commit point of shard `name` (KeyspaceTable::ShardCommitPoint).
+  ForwardingCommitPoint* ShardCommitPoint(std::string_view name) override {
+    return keyspaces_->ShardCommitPoint(name);
+  }
 
   // The address actually listened on.
   const Endpoint& endpoint() const { return options_.listen; }

@@ -64,6 +64,7 @@ Session::~Session() {
   // segment is sealed; GrantHolder does both), then the connection, then
   // the buffers its posted receives pointed into.
   SetAwaitingHello(false);
+  if (ks_ != nullptr) ks_->sessions.fetch_sub(1, std::memory_order_acq_rel);
   grant_.reset();
   if (conn_ != nullptr) rpma_conn_delete(&conn_);
   if (mr_ != nullptr) rpma_mr_dereg(&mr_);
@@ -72,6 +73,7 @@ Session::~Session() {
 
 bool Session::Bind(OpenKeyspace* ks, Refusal* /*refusal*/, bool peer_node) {
   peer_node_ = peer_node;
+  ks->sessions.fetch_add(1, std::memory_order_acq_rel);
   // Lazy grants: admission takes no segment (an idle or reading
   // connection holds none); the client's first put or delete sends REFILL,
   // which is rate-limited and bounded by the keyspace's share.

@@ -15,6 +15,9 @@ std::vector<std::string> ShardTable::Set(Owned owned) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> lost;
   if (fenced_) return lost;
+  for (auto it = owned.begin(); it != owned.end();) {
+    it = released_.count(it->first) ? owned.erase(it) : std::next(it);
+  }
   for (const auto& [name, epoch] : owned_) {
     if (owned.find(name) == owned.end()) lost.push_back(name);
   }
@@ -82,6 +85,47 @@ void ShardTable::SetIncoming(Owned incoming) {
   std::lock_guard<std::mutex> lock(mu_);
   if (fenced_) return;
   incoming_ = std::move(incoming);
+}
+
+void ShardTable::AddIncoming(const std::string& name, uint32_t epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fenced_) return;
+  incoming_[name] = epoch;
+}
+
+void ShardTable::RemoveIncoming(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = incoming_.find(name);
+  if (it != incoming_.end()) incoming_.erase(it);
+}
+
+uint32_t ShardTable::IncomingEpoch(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = incoming_.find(name);
+  return it == incoming_.end() ? 0 : it->second;
+}
+
+ShardTable::Owned ShardTable::incoming() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return incoming_;
+}
+
+void ShardTable::Release(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  released_.insert(name);
+  auto it = owned_.find(name);
+  if (it != owned_.end()) owned_.erase(it);
+}
+
+void ShardTable::Unrelease(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = released_.find(name);
+  if (it != released_.end()) released_.erase(it);
+}
+
+bool ShardTable::released(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return released_.count(name) != 0;
 }
 
 bool ShardTable::MayAcknowledge() const {

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,18 @@ class ShardTable {
   // keyspace name -> the map epoch the peer writes at. Replaces the set
   // (ignored once fenced). A shard is either owned or incoming.
   void SetIncoming(Owned incoming);
+  void AddIncoming(const std::string& name, uint32_t epoch);
+  void RemoveIncoming(std::string_view name);
+  // The epoch `name` is incoming at; 0 when it is not.
+  uint32_t IncomingEpoch(std::string_view name) const;
+  Owned incoming() const;
+
+  // A move's source hands shard `name` off: it leaves the owned shards
+  // and Set() does not take it back while the map still names this node
+  // (until Unrelease: a cancelled hand-off, or the map moved on).
+  void Release(const std::string& name);
+  void Unrelease(std::string_view name);
+  bool released(std::string_view name) const;
   // ok when `name` is incoming at `request_epoch` and the lease is alive
   // (a peer's HELLO and its replica COMMITs); wrong_shard otherwise.
   Status CheckPeer(std::string_view name, uint32_t request_epoch) const;
@@ -79,10 +92,11 @@ class ShardTable {
 
   const uint32_t node_id_;
   mutable std::mutex mu_;
-  std::function<bool()> lease_alive_;  // guarded by mu_
-  Owned owned_;                        // guarded by mu_
-  Owned incoming_;                     // guarded by mu_
-  bool fenced_ = false;                // guarded by mu_
+  std::function<bool()> lease_alive_;            // guarded by mu_
+  Owned owned_;                                  // guarded by mu_
+  Owned incoming_;                               // guarded by mu_
+  std::set<std::string, std::less<>> released_;  // guarded by mu_
+  bool fenced_ = false;                          // guarded by mu_
 };
 
 }  // namespace kv::server

@@ -57,6 +57,13 @@ OpenKeyspace* Tickets::Redeem(std::string_view ticket, bool* peer) {
   return ks;
 }
 
+void Tickets::Forget(const OpenKeyspace* ks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    it = it->ks == ks ? entries_.erase(it) : std::next(it);
+  }
+}
+
 void Tickets::DropExpiredLocked(Clock::time_point now) {
   while (!entries_.empty() && entries_.front().expires <= now) {
     entries_.pop_front();

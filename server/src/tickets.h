@@ -45,6 +45,8 @@ class Tickets {
   // ticket is unknown, used or expired. *peer (may be null): whether it
   // was issued to a peer.
   OpenKeyspace* Redeem(std::string_view ticket, bool* peer = nullptr);
+  // Drops every ticket issued for `ks` (a keyspace about to go).
+  void Forget(const OpenKeyspace* ks);
 
  private:
   struct Entry {

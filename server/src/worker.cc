@@ -90,6 +90,14 @@ void Worker::Adopt(std::unique_ptr<Session> session) {
   Wake();
 }
 
+void Worker::EndSessionsOf(const OpenKeyspace* ks) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    to_end_.push_back(ks);
+  }
+  Wake();
+}
+
 void Worker::Stop() {
   if (!thread_.joinable()) return;
   stop_.store(true, std::memory_order_release);
@@ -119,9 +127,11 @@ void Worker::TakeGroupReports() {
 
 void Worker::TakeInbox() {
   std::vector<std::unique_ptr<Session>> in;
+  std::vector<const OpenKeyspace*> to_end;
   {
     std::lock_guard<std::mutex> lock(inbox_mu_);
     in.swap(inbox_);
+    to_end.swap(to_end_);
   }
   for (std::unique_ptr<Session>& s : in) {
     Session* raw = s.get();
@@ -134,6 +144,13 @@ void Worker::TakeInbox() {
     if (stopping_) raw->Shutdown();
     MarkReady(raw);
     next_deadline_ = std::min(next_deadline_, raw->NextDeadline());
+  }
+  for (const OpenKeyspace* ks : to_end) {
+    for (const std::unique_ptr<Session>& s : sessions_) {
+      if (s->keyspace() != ks) continue;
+      s->Shutdown();
+      MarkReady(s.get());
+    }
   }
 }
 

@@ -63,6 +63,10 @@ class Worker {
   // The group a session's connection request joins before it is accepted
   // (rpma_conn_req_set_group), so that this worker can drive it.
   rpma_conn_group* group() const { return group_; }
+  // Ends every session bound to `ks`, as a shutdown does (each finishes
+  // the messages it has, then disconnects): a shard handed off to another
+  // node (Server::EndShardSessions). Any thread; returns at once.
+  void EndSessionsOf(const OpenKeyspace* ks);
   // Sessions alive on this worker (adopted, not yet destroyed).
   size_t sessions() const { return count_.load(std::memory_order_relaxed); }
   void Stop();
@@ -92,6 +96,7 @@ class Worker {
   std::thread thread_;
   std::mutex inbox_mu_;
   std::vector<std::unique_ptr<Session>> inbox_;
+  std::vector<const OpenKeyspace*> to_end_;  // guarded by inbox_mu_
   std::atomic<bool> stop_{false};
   std::atomic<size_t> count_{0};
   bool stopping_ = false;  // Shutdown() sent to every session

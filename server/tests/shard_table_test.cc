@@ -108,5 +108,31 @@ TEST(ShardTableTest, IncomingShardsAdmitPeersAtTheirEpochOnly) {
   EXPECT_TRUE(t.CheckPeer("a.s1", 7).IsWrongShard()) << "fencing is final";
 }
 
+// A move's source releases its shard at the hand-off: it leaves the owned
+// shards at once and the map (which still names this node until the
+// switch) does not bring it back.
+TEST(ShardTableTest, AReleasedShardStaysOutUntilUnreleased) {
+  ShardTable t(1);
+  t.SetLeaseCheck([] { return true; });
+  t.Set({{"a.s0", 3}, {"a.s1", 1}});
+  t.Release("a.s0");
+  EXPECT_TRUE(t.released("a.s0"));
+  EXPECT_TRUE(t.CheckRequest("a.s0", 3).IsWrongShard());
+  t.Set({{"a.s0", 3}, {"a.s1", 1}});
+  EXPECT_TRUE(t.CheckRequest("a.s0", 3).IsWrongShard())
+      << "the map brought a released shard back";
+  EXPECT_TRUE(t.CheckRequest("a.s1", 1).ok());
+  t.Unrelease("a.s0");
+  t.Set({{"a.s0", 3}, {"a.s1", 1}});
+  EXPECT_TRUE(t.CheckRequest("a.s0", 3).ok());
+  // Incoming shards one at a time.
+  t.AddIncoming("b.s2", 7);
+  EXPECT_EQ(t.IncomingEpoch("b.s2"), 7u);
+  EXPECT_TRUE(t.CheckPeer("b.s2", 7).ok());
+  t.RemoveIncoming("b.s2");
+  EXPECT_EQ(t.IncomingEpoch("b.s2"), 0u);
+  EXPECT_TRUE(t.CheckPeer("b.s2", 7).IsWrongShard());
+}
+
 }  // namespace
 }  // namespace kv::server
