@@ -313,7 +313,7 @@ int ClusterDrain(cluster::Etcd& etcd, const cluster::EtcdKeys& keys,
   const size_t left = v->PrimariesOf(node);
   out << "kvadmin: " << Node(node) << " drains: the controller moves its "
       << left << (left == 1 ? " shard" : " shards")
-      << " to other live nodes, a few at a time, and gives it no new ones; "
+      << " to other live nodes, a few at a time, and moves none to it; "
          "kvadmin cluster status shows the moves; kvadmin cluster undrain "
       << node << " stops it\n";
   bool elsewhere = false;
