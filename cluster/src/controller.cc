@@ -106,20 +106,19 @@ int64_t Controller::Pass(const Election::Term& term) {
            "); fix or delete it with etcdctl");
       return watch_from;
     }
-    Result<ControllerPlan> plan =
+    const ControllerPlan plan =
         PlanPass(state, keys_, {options_.rebalance, options_.max_moves});
-    if (!plan.ok()) {
-      Fail("planning: " + plan.status().ToString());
-      return watch_from;
-    }
     {
       std::lock_guard<std::mutex> l(mu_);
       stats_.passes++;
-      stats_.last_problems = plan->problems;
-      stats_.last_error.clear();
+      stats_.last_problems = plan.problems;
+      stats_.last_error =
+          plan.placement_error.ok()
+              ? std::string()
+              : "planning the map: " + plan.placement_error.ToString();
     }
-    if (plan->writes.empty()) return watch_from;
-    switch (Write(term, plan->writes)) {
+    if (plan.writes.empty()) return watch_from;
+    switch (Write(term, plan.writes)) {
       case WriteOutcome::kDone:
         // Watch from the read, not the writes: a change between the two
         // (a node dying) must start another pass, and so do our own

@@ -53,20 +53,23 @@ std::optional<ControllerWrite> StepWrite(const ControllerState& s,
 
 }  // namespace
 
-Result<ControllerPlan> PlanPass(const ControllerState& s, const EtcdKeys& keys,
-                                const ControllerPlanOptions& options) {
+ControllerPlan PlanPass(const ControllerState& s, const EtcdKeys& keys,
+                        const ControllerPlanOptions& options) {
   ControllerPlan out;
   out.problems = s.problems;
   // Never a rebalance here: PlanPlacement does not move shards with live
   // replicas (that takes their data: PlanMoves below).
   Result<Placement> placement = PlanPlacement(s.map, {s.live, s.desired});
-  if (!placement.ok()) return placement.status();
-  Append(&out.problems, placement->problems);
-  if (placement->changed()) {
-    out.writes.push_back({{s.MapGuard(keys)},
-                          {TxnOp::Put(keys.map(), placement->map.Encode())},
-                          placement->changes});
-    return out;
+  if (!placement.ok()) {
+    out.placement_error = placement.status();
+  } else {
+    Append(&out.problems, placement->problems);
+    if (placement->changed()) {
+      out.writes.push_back({{s.MapGuard(keys)},
+                            {TxnOp::Put(keys.map(), placement->map.Encode())},
+                            placement->changes});
+      return out;
+    }
   }
 
   const MoveSteps steps = StepMoves(s.map, s.live, s.moves);

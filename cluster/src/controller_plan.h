@@ -36,6 +36,10 @@ struct ControllerWrite {
 struct ControllerPlan {
   std::vector<ControllerWrite> writes;
   std::vector<std::string> problems;  // of the state, placement and moves
+  // PlanPlacement's error (placement.h): the map is not written, but the
+  // moves still are (a released shard must not wait on, say, a desired
+  // keyspace that gets no id).
+  Status placement_error;
 };
 
 struct ControllerPlanOptions {
@@ -43,11 +47,10 @@ struct ControllerPlanOptions {
   uint32_t max_moves = 1;
 };
 
-// Errors: those of PlanPlacement (placement.h). Precondition:
-// state.map_error is ok (a map that does not decode is never replaced).
-Result<ControllerPlan> PlanPass(const ControllerState& state,
-                                const EtcdKeys& keys,
-                                const ControllerPlanOptions& options);
+// Precondition: state.map_error is ok (a map that does not decode is
+// never replaced).
+ControllerPlan PlanPass(const ControllerState& state, const EtcdKeys& keys,
+                        const ControllerPlanOptions& options);
 
 }  // namespace kv::cluster
 

@@ -385,6 +385,33 @@ TEST_F(ControllerMovesTest, RebalanceStartsMovesAndNeverRewritesTheMap) {
       << All(c->stats().last_changes);
 }
 
+TEST_F(ControllerMovesTest, AMapPlanningErrorDoesNotStallMoves) {
+  AddNode(1);
+  AddNode(2);
+  // The map's keyspace has the largest id: a desired keyspace gets none
+  // (no_space), yet the move goes on.
+  ASSERT_TRUE(
+      f_.etcd
+          .Put(keys_.map(), ClusterMap::Build({{"users",
+                                                kMaxClusterKeyspaceId,
+                                                {{0, 3, {1}, {{0, 1023}}}}}})
+                                .value()
+                                .Encode())
+          .ok());
+  Put(Record(0, 1, 2, MovePhase::kReady));
+  Controller::Options o = Opts();
+  o.desired = {{"orders", 1, 1}};
+  auto c = Start(f_.etcd, o);
+  ASSERT_TRUE(WaitFor([&] {
+    std::optional<MoveRecord> r = Get(0);
+    return r && r->phase == MovePhase::kHandoff;
+  }));
+  ASSERT_TRUE(WaitFor([&] {
+    return c->stats().last_error.find("planning the map: no_space") !=
+           std::string::npos;
+  })) << c->stats().last_error;
+}
+
 TEST_F(ControllerMovesTest, GarbageMoveKeysAreReportedAndNeverOverwritten) {
   AddNode(1);
   AddNode(2);
