@@ -1,6 +1,7 @@
 #include "kv/cluster/controller.h"
 
-#include "kv/cluster/node_registration.h"
+#include "controller_plan.h"
+#include "controller_state.h"
 
 namespace kv::cluster {
 
@@ -87,111 +88,88 @@ void Controller::Run() {
 }
 
 int64_t Controller::Pass(const Election::Term& term) {
-  const std::string map_key = keys_.map();
   for (int attempt = 0; attempt < options_.max_txn_attempts; attempt++) {
     if (stop_.load()) return 0;
-    // One read at one revision: the map and the registrations agree.
+    // One read at one revision: the map, the registrations, the moves and
+    // the drain keys agree.
     Result<Range> r = etcd_.GetPrefix(keys_.prefix());
     if (!r.ok()) {
       Fail("reading " + keys_.prefix() + ": " + r.status().ToString());
       return 0;
     }
     const int64_t watch_from = r->revision + 1;
-    const KeyValue* map_kv = nullptr;
-    PlacementRequest req{{}, options_.desired};
-    std::vector<std::string> ignored;
-    for (const KeyValue& kv : r->kvs) {
-      if (kv.key == map_key) map_kv = &kv;
-      if (kv.key.starts_with(keys_.keyspaces_prefix())) {
-        AddDesired(kv, &req.desired, &ignored);
-        continue;
-      }
-      if (!kv.key.starts_with(keys_.nodes_prefix())) continue;
-      Result<uint32_t> id = keys_.NodeIdOf(kv.key);
-      Result<NodeRegistration> reg = NodeRegistration::Decode(kv.value);
-      if (!id.ok() || !reg.ok() || reg->node_id != *id) {
-        ignored.push_back("ignoring " + kv.key +
-                          ": not a valid registration of that node id");
-        continue;
-      }
-      req.live_nodes.push_back(*id);
-    }
-    ClusterMap current;
-    if (map_kv != nullptr) {
-      Result<ClusterMap> m = ClusterMap::Decode(map_kv->value);
-      if (!m.ok()) {
-        // Never overwrite what we cannot read: a person must look.
-        Fail(map_key + " does not decode (" + m.status().ToString() +
-             "); fix or delete it with etcdctl");
-        return watch_from;
-      }
-      current = std::move(*m);
-    }
-    Result<Placement> plan = PlanPlacement(current, req);
-    if (!plan.ok()) {
-      Fail("planning: " + plan.status().ToString());
+    const ControllerState state =
+        ReadControllerState(*r, keys_, options_.desired);
+    if (!state.map_error.ok()) {
+      // Never overwrite what we cannot read: a person must look.
+      Fail(keys_.map() + " does not decode (" + state.map_error.ToString() +
+           "); fix or delete it with etcdctl");
       return watch_from;
     }
+    const ControllerPlan plan =
+        PlanPass(state, keys_, {options_.rebalance, options_.max_moves});
     {
       std::lock_guard<std::mutex> l(mu_);
       stats_.passes++;
-      stats_.last_problems = ignored;
-      stats_.last_problems.insert(stats_.last_problems.end(),
-                                  plan->problems.begin(), plan->problems.end());
-      stats_.last_error.clear();
+      stats_.last_problems = plan.problems;
+      stats_.last_error =
+          plan.placement_error.ok()
+              ? std::string()
+              : "planning the map: " + plan.placement_error.ToString();
     }
-    if (!plan->changed()) return watch_from;
-    // Act only while leading; the election guard below makes etcd refuse
-    // the write anyway once the key is not this term's.
-    if (!election_->Leading(clock_->Now())) return 0;
-    const Compare map_guard =
-        map_kv ? Compare::ModRevisionIs(map_key, map_kv->mod_revision)
-               : Compare::Absent(map_key);
-    Result<TxnResult> t =
-        etcd_.Txn({map_guard, election_->Guard(term)},
-                  {TxnOp::Put(map_key, plan->map.Encode())}, {});
-    if (!t.ok()) {
-      // After timed_out the write may have landed: the re-read tells.
-      Fail("writing " + map_key + ": " + t.status().ToString());
-      return 0;
+    if (plan.writes.empty()) return watch_from;
+    switch (Write(term, plan.writes)) {
+      case WriteOutcome::kDone:
+        // Watch from the read, not the writes: a change between the two
+        // (a node dying) must start another pass, and so do our own
+        // writes, which the next pass builds on (a switch frees a move's
+        // place, a new map lets the moves go on).
+        return watch_from;
+      case WriteOutcome::kFailed:
+        return 0;
+      case WriteOutcome::kLostRace:
+        break;  // re-read and decide again
     }
-    std::lock_guard<std::mutex> l(mu_);
-    if (t->succeeded) {
-      stats_.writes++;
-      stats_.last_changes = plan->changes;
-      // Watch from the read, not the write: a change between the two
-      // (a node dying) must start another pass.
-      return watch_from;
-    }
-    stats_.lost_races++;
   }
   Fail("lost " + std::to_string(options_.max_txn_attempts) +
-       " map transaction races in a row; trying again shortly");
+       " transaction races in a row; trying again shortly");
   return 0;
 }
 
-void Controller::AddDesired(const KeyValue& kv,
-                            std::vector<KeyspaceSpec>* desired,
-                            std::vector<std::string>* ignored) const {
-  // Anyone with etcd access can write these keys: a bad one is reported
-  // and skipped, and never stops the pass (repairs must go on).
-  Result<std::string> name = keys_.KeyspaceNameOf(kv.key);
-  if (!name.ok()) {
-    ignored->push_back("ignoring desired keyspace: " + name.status().message());
-    return;
+Controller::WriteOutcome Controller::Write(
+    const Election::Term& term, const std::vector<ControllerWrite>& writes) {
+  std::vector<std::string> changes;
+  WriteOutcome outcome = WriteOutcome::kDone;
+  for (const ControllerWrite& w : writes) {
+    // Act only while leading; the election guard makes etcd refuse the
+    // write anyway once the key is not this term's.
+    if (!election_->Leading(clock_->Now())) {
+      outcome = WriteOutcome::kFailed;
+      break;
+    }
+    std::vector<Compare> compares = w.compares;
+    compares.push_back(election_->Guard(term));
+    Result<TxnResult> t = etcd_.Txn(compares, w.ops, {});
+    if (!t.ok()) {
+      // After timed_out the write may have landed: the re-read tells.
+      Fail("writing " + w.ops.at(0).key + ": " + t.status().ToString());
+      outcome = WriteOutcome::kFailed;
+      break;
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    if (!t->succeeded) {
+      // Someone changed what this write was decided on (or the term
+      // ended): what was written so far stands; re-read for the rest.
+      stats_.lost_races++;
+      outcome = WriteOutcome::kLostRace;
+      break;
+    }
+    stats_.writes++;
+    changes.insert(changes.end(), w.changes.begin(), w.changes.end());
   }
-  Result<KeyspaceSpec> spec = KeyspaceSpec::Decode(*name, kv.value);
-  if (!spec.ok()) {
-    ignored->push_back("ignoring " + kv.key + ": " + spec.status().message() +
-                       "; fix or delete it with etcdctl");
-    return;
-  }
-  // The options win on a name conflict (they come from the operator of
-  // this process); etcd's keys are sorted, so names are already unique.
-  for (const KeyspaceSpec& d : *desired) {
-    if (d.name == spec->name) return;
-  }
-  desired->push_back(std::move(*spec));
+  std::lock_guard<std::mutex> l(mu_);
+  if (!changes.empty()) stats_.last_changes = std::move(changes);
+  return outcome;
 }
 
 bool Controller::Quiet(int64_t from) {
@@ -224,9 +202,12 @@ bool Controller::Quiet(int64_t from) {
     watch_.reset();  // compacted or refused: re-read, watch afresh
     return false;
   }
+  // Any change but the election key and the progress reports (at most one
+  // a second per move, and never a reason to act) starts a pass.
   const std::string controller_key = keys_.controller();
+  const std::string progress = keys_.move_progress_prefix();
   for (const WatchEvent& e : *events) {
-    if (e.key != controller_key) return false;  // the map or a node changed
+    if (e.key != controller_key && !e.key.starts_with(progress)) return false;
   }
   return true;
 }

@@ -3,6 +3,7 @@
 #include <ostream>
 #include <thread>
 
+#include "cluster_status_json.h"
 #include "cluster_view.h"
 #include "commands.h"
 #include "kv/cluster/etcd_http.h"
@@ -18,23 +19,6 @@ using std::chrono::milliseconds;
 // How often the wait re-reads the cluster: quick enough that the answer
 // shows soon after the controller's write, light on etcd.
 constexpr milliseconds kPollInterval{200};
-
-Result<ClusterView> ReadView(cluster::Etcd& etcd,
-                             const cluster::EtcdKeys& keys) {
-  Result<cluster::Range> r = etcd.GetPrefix(keys.prefix());
-  if (!r.ok()) return r.status();
-  return MakeClusterView(*r, keys);
-}
-
-int MapUnreadable(const ClusterView& v, const cluster::EtcdKeys& keys,
-                  std::ostream& err) {
-  err << "kvadmin: the cluster map at " << keys.map()
-      << " does not decode: " << v.map_error.ToString()
-      << "\n  nodes serve the last good map they read and the controller "
-         "will not overwrite it; fix it, or delete it (etcdctl del "
-      << keys.map() << ") so that the controller writes a fresh one\n";
-  return kExitFailed;
-}
 
 void PrintPlaced(const ClusterView& v, const KeyspaceShards& ks,
                  std::ostream& out) {
@@ -61,13 +45,17 @@ Result<ClusterTarget> OpenClusterTarget(const std::string& url,
 }
 
 int ClusterStatus(cluster::Etcd& etcd, const cluster::EtcdKeys& keys,
-                  std::ostream& out, std::ostream& err) {
-  Result<ClusterView> v = ReadView(etcd, keys);
+                  std::ostream& out, std::ostream& err, bool json) {
+  Result<ClusterView> v = ReadClusterView(etcd, keys);
   if (!v.ok()) return Fail(err, v.status());
-  out << "cluster " << keys.cluster() << " (etcd revision " << v->revision
-      << ")\n";
-  PrintClusterStatus(*v, out);
-  if (!v->map_error.ok()) return MapUnreadable(*v, keys, err);
+  if (json) {
+    out << ClusterStatusJson(*v, keys) << "\n";
+  } else {
+    out << "cluster " << keys.cluster() << " (etcd revision " << v->revision
+        << ")\n";
+    PrintClusterStatus(*v, out);
+  }
+  if (!v->map_error.ok()) return ReportMapUnreadable(*v, keys, err);
   return kExitOk;
 }
 
@@ -78,9 +66,9 @@ int ClusterCreateKeyspace(cluster::Etcd& etcd, const cluster::EtcdKeys& keys,
     err << "kvadmin: " << st.message() << "\n";
     return kExitUsage;
   }
-  Result<ClusterView> before = ReadView(etcd, keys);
+  Result<ClusterView> before = ReadClusterView(etcd, keys);
   if (!before.ok()) return Fail(err, before.status());
-  if (!before->map_error.ok()) return MapUnreadable(*before, keys, err);
+  if (!before->map_error.ok()) return ReportMapUnreadable(*before, keys, err);
   if (before->map && before->map->Find(spec.name) != nullptr) {
     err << "kvadmin: keyspace '" << spec.name
         << "' already exists in the cluster map (nothing changed)\n";
@@ -116,7 +104,7 @@ int ClusterCreateKeyspace(cluster::Etcd& etcd, const cluster::EtcdKeys& keys,
   auto next_progress = start + std::chrono::seconds(1);
   ClusterView last;
   for (;;) {
-    Result<ClusterView> v = ReadView(etcd, keys);
+    Result<ClusterView> v = ReadClusterView(etcd, keys);
     const auto now = std::chrono::steady_clock::now();
     if (v.ok()) {
       last = std::move(*v);

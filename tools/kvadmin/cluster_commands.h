@@ -2,8 +2,10 @@
 // talk to etcd only, never to a kvserver.
 //
 //   kvadmin --cluster=etcd://H:P[,...] [--cluster_name=rpkv] cluster status
+//           [--format=text|json]
 //   kvadmin --cluster=... cluster create-keyspace NAME [--shards=4]
 //           [--replicas=1] [--wait_s=30]
+// (moves and drains: cluster_move_commands.h)
 //
 // Each returns a process exit code (commands.h): 0 ok, 1 the operation
 // failed (etcd unreachable, the map does not decode, the keyspace exists
@@ -37,10 +39,11 @@ Result<ClusterTarget> OpenClusterTarget(const std::string& url,
                                         const std::string& cluster_name);
 
 // Reads everything under the cluster's prefix at one revision and prints
-// it (cluster_view.h). Exit 1 when etcd cannot be read or the map does
-// not decode (after printing what could be read).
+// it: as text (cluster_view.h), or with `json` as one JSON object
+// (cluster_status_json.h). Exit 1 when etcd cannot be read or the map
+// does not decode (after printing what could be read).
 int ClusterStatus(cluster::Etcd& etcd, const cluster::EtcdKeys& keys,
-                  std::ostream& out, std::ostream& err);
+                  std::ostream& out, std::ostream& err, bool json = false);
 
 // Writes the desired key keyspaces/<spec.name> in a transaction that
 // requires its absence, then waits up to `wait` for the controller to

@@ -10,9 +10,14 @@
 //   kvadmin snapshot-info --snapshot=DIR [--format=json]
 //   kvadmin verify        --pool=PATH --snapshot=DIR [--limit=N]
 //   kvadmin restore       --pool=PATH --snapshot=DIR [--force]
-//   kvadmin --cluster=etcd://H:P cluster status
+//   kvadmin --cluster=etcd://H:P cluster status [--format=json]
 //   kvadmin --cluster=etcd://H:P cluster create-keyspace NAME [--shards=N]
 //           [--replicas=R] [--wait_s=S]
+//   kvadmin --cluster=etcd://H:P cluster move KEYSPACE SHARD --to=NODE
+//   kvadmin --cluster=etcd://H:P cluster move-pause|move-resume KEYSPACE SHARD
+//   kvadmin --cluster=etcd://H:P cluster move-rate KEYSPACE SHARD BYTES_PER_S
+//   kvadmin --cluster=etcd://H:P cluster move-cancel KEYSPACE SHARD [--force]
+//   kvadmin --cluster=etcd://H:P cluster drain|undrain NODE
 //
 // Exit codes: 0 ok, 1 the operation failed, 2 usage error, 3 check found
 // problems / verify found differences / restore could not re-link all.
@@ -24,6 +29,7 @@
 #include <optional>
 
 #include "cluster_commands.h"
+#include "cluster_move_commands.h"
 #include "commands.h"
 #include "dump_commands.h"
 #include "kv/store/keyspace_sizing.h"
@@ -46,10 +52,12 @@ DEFINE_string(log_size, "0",
 DEFINE_string(max_value_size, "1M", "keyspace create: largest value accepted");
 DEFINE_string(out, "", "snapshot: the new snapshot directory (must not exist)");
 DEFINE_string(snapshot, "", "snapshot-info/verify/restore: snapshot directory");
-DEFINE_string(format, "text", "snapshot-info: text or json");
+DEFINE_string(format, "text", "snapshot-info, cluster status: text or json");
 DEFINE_uint64(limit, 100, "verify: list at most this many differences");
 DEFINE_bool(force, false,
-            "restore: restore a snapshot taken of another pool (uuid)");
+            "restore: restore a snapshot taken of another pool (uuid); "
+            "cluster move-cancel: cancel a released move whose target is "
+            "not live");
 DEFINE_string(in, "", "load: the dump file to read");
 DEFINE_bool(yes, false,
             "restore, keyspace drop: do not ask before destroying data "
@@ -67,6 +75,7 @@ DEFINE_int32(replicas, 1,
 DEFINE_int32(wait_s, 30,
              "cluster create-keyspace: seconds to wait for the controller "
              "to place the keyspace (0: do not wait)");
+DEFINE_string(to, "", "cluster move: the node id the shard moves to");
 DEFINE_bool(verbose, false,
             "restore: list every entry not re-linked (default: counts and "
             "the first few)");
@@ -132,6 +141,18 @@ constexpr const char* kUsage =
     "                   [--replicas=1] [--wait_s=30]   ask the controller "
     "for a keyspace\n"
     "                   and wait until the map holds it\n"
+    "  kvadmin --cluster=... cluster status --format=json   the same as one "
+    "JSON object\n"
+    "  kvadmin --cluster=... cluster move KEYSPACE SHARD --to=NODE   move a "
+    "shard live\n"
+    "  kvadmin --cluster=... cluster move-pause|move-resume KEYSPACE SHARD\n"
+    "  kvadmin --cluster=... cluster move-rate KEYSPACE SHARD BYTES_PER_S   "
+    "(K/M/G; 0: none)\n"
+    "  kvadmin --cluster=... cluster move-cancel KEYSPACE SHARD [--force]\n"
+    "  kvadmin --cluster=... cluster drain|undrain NODE   move every shard "
+    "off a node\n"
+    "                   (or stop doing so); cluster status shows moves and "
+    "drains\n"
     "\n"
     "SIZE: bytes, or with a K/M/G/T suffix (binary), e.g. 1G.\n"
     "exit codes: 0 ok, 1 operation failed (also: the keyspace already "
@@ -207,27 +228,42 @@ int RunSnapshotCommand(const std::string& cmd) {
                  std::cout, std::cerr);
 }
 
-int RunClusterCommand(int argc, char** argv) {
+// The cluster subcommands and their positional arguments (after
+// "cluster <sub>").
+struct ClusterSub {
+  const char* name;
+  int args;
+  const char* usage;
+};
+constexpr ClusterSub kClusterSubs[] = {
+    {"status", 0, ""},
+    {"create-keyspace", 1, "NAME"},
+    {"move", 2, "KEYSPACE SHARD --to=NODE"},
+    {"move-pause", 2, "KEYSPACE SHARD"},
+    {"move-resume", 2, "KEYSPACE SHARD"},
+    {"move-rate", 3, "KEYSPACE SHARD BYTES_PER_S"},
+    {"move-cancel", 2, "KEYSPACE SHARD"},
+    {"drain", 1, "NODE"},
+    {"undrain", 1, "NODE"},
+};
+
+// KEYSPACE SHARD from argv[3], argv[4]; a usage message in *why otherwise.
+std::optional<kv::cluster::ShardRef> ShardArgs(char** argv, std::string* why) {
+  if (kv::Status st = kv::cluster::ValidateClusterKeyspaceName(argv[3]);
+      !st.ok()) {
+    *why = st.message();
+    return std::nullopt;
+  }
+  kv::Result<uint32_t> shard = kv::cluster::ParseShardId(argv[4]);
+  if (!shard.ok()) {
+    *why = shard.status().message();
+    return std::nullopt;
+  }
+  return kv::cluster::ShardRef{argv[3], *shard};
+}
+
+int RunCreateKeyspace(kv::kvadmin::ClusterTarget& t, const char* name) {
   using namespace kv::kvadmin;
-  if (argc < 3) return Usage("cluster needs one of: status, create-keyspace");
-  const std::string sub = argv[2];
-  if (sub != "status" && sub != "create-keyspace") {
-    return Usage("unknown cluster command '" + sub + "'");
-  }
-  const int want_args = sub == "status" ? 3 : 4;
-  if (argc < want_args) return Usage("cluster create-keyspace needs a NAME");
-  if (argc > want_args) {
-    return Usage("unexpected argument '" + std::string(argv[want_args]) + "'");
-  }
-  if (FLAGS_cluster.empty()) {
-    return Usage("cluster " + sub + " needs --cluster=etcd://HOST:PORT");
-  }
-  kv::Result<ClusterTarget> t =
-      OpenClusterTarget(FLAGS_cluster, FLAGS_cluster_name);
-  if (!t.ok()) return Usage(t.status().message());
-  if (sub == "status") {
-    return ClusterStatus(*t->etcd, t->keys, std::cout, std::cerr);
-  }
   if (FLAGS_shards < 1 || FLAGS_replicas < 1) {
     return Usage("--shards and --replicas must be at least 1");
   }
@@ -239,12 +275,81 @@ int RunClusterCommand(int argc, char** argv) {
         "without the data must never become primary");
   }
   if (FLAGS_wait_s < 0) return Usage("--wait_s must not be negative");
-  const kv::cluster::KeyspaceSpec spec{argv[3],
+  const kv::cluster::KeyspaceSpec spec{name,
                                        static_cast<uint32_t>(FLAGS_shards),
                                        static_cast<uint32_t>(FLAGS_replicas)};
-  return ClusterCreateKeyspace(*t->etcd, t->keys, spec,
+  return ClusterCreateKeyspace(*t.etcd, t.keys, spec,
                                std::chrono::seconds(FLAGS_wait_s), std::cout,
                                std::cerr);
+}
+
+int RunMoveCommand(kv::kvadmin::ClusterTarget& t, const std::string& sub,
+                   char** argv) {
+  using namespace kv::kvadmin;
+  std::string why;
+  std::optional<kv::cluster::ShardRef> ref = ShardArgs(argv, &why);
+  if (!ref) return Usage(why);
+  if (sub == "move") {
+    if (FLAGS_to.empty()) return Usage("cluster move needs --to=NODE");
+    kv::Result<uint32_t> to = kv::cluster::ParseNodeId(FLAGS_to);
+    if (!to.ok()) return Usage("--to: " + to.status().message());
+    return ClusterMove(*t.etcd, t.keys, *ref, *to, std::cout, std::cerr);
+  }
+  MoveChange change;
+  if (sub == "move-pause" || sub == "move-resume") {
+    change.paused = sub == "move-pause";
+  } else if (sub == "move-rate") {
+    kv::Result<uint64_t> rate = ParseSize(argv[5]);
+    if (!rate.ok()) return Usage("BYTES_PER_S: " + rate.status().message());
+    change.rate = *rate;
+  } else {
+    change.cancel = true;
+    change.force = FLAGS_force;
+  }
+  return ClusterMoveChange(*t.etcd, t.keys, *ref, change, std::cout, std::cerr);
+}
+
+int RunClusterCommand(int argc, char** argv) {
+  using namespace kv::kvadmin;
+  std::string names;
+  for (const ClusterSub& c : kClusterSubs) {
+    names += std::string(names.empty() ? "" : ", ") + c.name;
+  }
+  if (argc < 3) return Usage("cluster needs one of: " + names);
+  const std::string sub = argv[2];
+  const ClusterSub* cmd = nullptr;
+  for (const ClusterSub& c : kClusterSubs) {
+    if (sub == c.name) cmd = &c;
+  }
+  if (cmd == nullptr) return Usage("unknown cluster command '" + sub + "'");
+  const int want_args = 3 + cmd->args;
+  if (argc < want_args) {
+    return Usage("cluster " + sub + " needs " + cmd->usage);
+  }
+  if (argc > want_args) {
+    return Usage("unexpected argument '" + std::string(argv[want_args]) + "'");
+  }
+  if (FLAGS_cluster.empty()) {
+    return Usage("cluster " + sub + " needs --cluster=etcd://HOST:PORT");
+  }
+  kv::Result<ClusterTarget> t =
+      OpenClusterTarget(FLAGS_cluster, FLAGS_cluster_name);
+  if (!t.ok()) return Usage(t.status().message());
+  if (sub == "status") {
+    if (FLAGS_format != "text" && FLAGS_format != "json") {
+      return Usage("--format must be text or json");
+    }
+    return ClusterStatus(*t->etcd, t->keys, std::cout, std::cerr,
+                         FLAGS_format == "json");
+  }
+  if (sub == "create-keyspace") return RunCreateKeyspace(*t, argv[3]);
+  if (sub == "drain" || sub == "undrain") {
+    kv::Result<uint32_t> node = kv::cluster::ParseNodeId(argv[3]);
+    if (!node.ok()) return Usage("NODE: " + node.status().message());
+    return ClusterDrain(*t->etcd, t->keys, *node, sub == "drain", std::cout,
+                        std::cerr);
+  }
+  return RunMoveCommand(*t, sub, argv);
 }
 
 }  // namespace

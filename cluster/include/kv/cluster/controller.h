@@ -3,21 +3,34 @@
 // (election.h) makes exactly one of them act.
 //
 // While elected, a pass reads everything under /rpkv/<cluster>/ at one
-// revision (the map, the node registrations and the desired keyspaces
-// under keyspaces/, added to Options::desired), plans the next map
-// (placement.h: repair shards on dead nodes, create desired keyspaces,
-// rebalance if asked) and, when it differs, writes it in a transaction
-// guarded by the map key's mod revision as read (absence when there was
-// none) and by the election key (Election::Guard). A lost race — someone
-// else changed the map — means re-read and plan again. Between passes it
-// watches the cluster prefix from the read's revision + 1, so a node that
-// joins or whose lease expires, and any map change, start a new pass; on
-// compaction it re-reads.
+// revision (the map, the node registrations, the desired keyspaces under
+// keyspaces/ added to Options::desired, the move records under moves/ and
+// the drain keys under drain/) and decides (src/controller_plan.h):
+//  1. the next map (placement.h: repair shards on dead nodes, create
+//     desired keyspaces), written when it differs, guarded by the map
+//     key's mod revision as read (absence when there was none);
+//  2. otherwise the steps of the live moves (move_steps.h): ready ->
+//     handoff; released -> the switch (the map gives the shard to the
+//     target at epoch + 1 and the record and its progress are deleted, in
+//     one transaction guarded by the map's and the record's mod
+//     revisions); cancel (or delete) the moves whose nodes died;
+//  3. then the moves to start (move_planner.h): drain the nodes with a
+//     drain key and, with Options::rebalance, even out the load, at most
+//     Options::max_moves records in flight. Rebalancing never rewrites
+//     the map without moving the data.
+// Every write is a transaction also guarded by the election key
+// (Election::Guard). A lost race — someone else changed what a write was
+// decided on — means re-read and decide again. Between passes it watches
+// the cluster prefix from the read's revision + 1, so a node that joins or
+// whose lease expires, a map change, a move's phase, a drain key start a
+// new pass (progress reports do not); on compaction it re-reads.
 //
 // A map in etcd that does not decode is never overwritten: the controller
-// reports it (last_error()) and waits for a person to fix it. A desired
-// keyspace key that does not decode is reported (last_problems) and
-// skipped; the pass goes on with the others.
+// reports it (last_error()) and waits for a person to fix it. Any other
+// key that does not decode (a desired keyspace, a move record, a drain
+// key) is reported (last_problems) and skipped; the pass goes on with the
+// others. An undecodable move record is never overwritten either, and no
+// other move of its shard starts while it is there.
 //
 // One thread. Thread-safety: every method from any thread. `etcd` and the
 // clock must outlive the Controller.
@@ -42,6 +55,8 @@
 
 namespace kv::cluster {
 
+struct ControllerWrite;  // src/controller_plan.h
+
 class Controller {
  public:
   struct Options {
@@ -50,7 +65,12 @@ class Controller {
     // Desired keyspaces besides those under /rpkv/<cluster>/keyspaces/
     // (keyspace_spec.h); on a name conflict these win.
     std::vector<KeyspaceSpec> desired;
+    // Start live moves (move_planner.h) from the most to the least loaded
+    // node while they differ by 2 or more. Never a map-only change.
     bool rebalance = false;
+    // Move records in flight, cluster-wide, beyond which neither drains
+    // nor rebalancing start another (kvadmin's moves count too, but
+    // kvadmin is never refused). 0: the controller starts none.
     uint32_t max_moves = 1;
     LeaseKeeper::Options lease;  // of the election
     Clock* clock = nullptr;      // nullptr: a SteadyClock of its own
@@ -79,9 +99,9 @@ class Controller {
   // For logs, `kvadmin cluster status` later and tests.
   struct Stats {
     int passes = 0;      // reads-and-plans done while leading
-    int writes = 0;      // map transactions that succeeded
-    int lost_races = 0;  // map transactions refused by their guard
-    std::vector<std::string> last_changes;   // of the last write
+    int writes = 0;      // transactions that succeeded (map and moves)
+    int lost_races = 0;  // transactions refused by their guard
+    std::vector<std::string> last_changes;   // of the last pass that wrote
     std::vector<std::string> last_problems;  // of the last pass
     std::string last_error;                  // empty when the last pass was ok
   };
@@ -94,16 +114,15 @@ class Controller {
   // One pass: read, plan, write (retrying lost races). Returns the
   // revision to watch from (read revision + 1), or 0 after an error.
   int64_t Pass(const Election::Term& term);
+  enum class WriteOutcome { kDone, kLostRace, kFailed };
+  // Makes `writes` in order, each with the election guard, until one
+  // fails (kFailed: an etcd error or the term ended) or loses its race.
+  WriteOutcome Write(const Election::Term& term,
+                     const std::vector<ControllerWrite>& writes);
   // Waits for a change under the prefix since `from`, at most one poll.
   // Returns false when a re-read is due now (change, compaction, error).
   bool Quiet(int64_t from);
   void Fail(const std::string& error);
-  // Adds the desired keyspace of `kv` (a key under keyspaces/) to
-  // `desired` unless one of that name is there already, or says in
-  // `ignored` why the key is not a valid one.
-  void AddDesired(const KeyValue& kv, std::vector<KeyspaceSpec>* desired,
-                  std::vector<std::string>* ignored) const;
-
   Etcd& etcd_;
   const Options options_;
   const EtcdKeys keys_;

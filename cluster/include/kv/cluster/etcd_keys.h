@@ -19,8 +19,8 @@
 //                             the move's MoveProgress JSON, written by the
 //                             source on its lease
 //   /rpkv/<name>/drain/<id>   node <id> is draining: the controller moves
-//                             its shards away and gives it none; written
-//                             by kvadmin, the value is informational
+//                             its shards away and none to it; written by
+//                             kvadmin, the value is informational
 //
 // A cluster name is 1..64 of [a-z0-9_-] (no '/', so one cluster's prefix
 // is never inside another's). Node ids are 1..2^32-1 and shard ids

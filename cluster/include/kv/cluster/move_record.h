@@ -5,6 +5,8 @@
 //   /rpkv/<cluster>/move-progress/<keyspace>/<shard>
 //                                                 MoveProgress JSON, written
 //                                                 by the source on its lease
+//                                                 (etcd_keys.h builds and
+//                                                 parses both keys)
 //
 // Who writes what (every write a transaction guarded by the record's mod
 // revision as read, and the map's where it matters):
@@ -13,7 +15,10 @@
 //                          at `epoch`, `target` a live node that holds no
 //                          replica of it, no record for that shard yet.
 //   kvadmin                paused, rate_bytes_per_s; phase cancel (from
-//                          copy, ready or handoff).
+//                          copy, ready or handoff; from released only with
+//                          --force while the target is not live: the
+//                          source then serves the shard again from its
+//                          own copy, which lacks nothing).
 //   source node            copy -> ready (the copier is done);
 //                          handoff -> released (+ last_sequence; the shard
 //                          is frozen, its reads revoked, its sessions ended);
@@ -21,9 +26,17 @@
 //   controller             ready -> handoff; released -> the switch: the map
 //                          gives the shard to `target` at epoch + 1 and the
 //                          record and its progress are deleted, in one
-//                          transaction; a record whose source or target
-//                          died -> cancel (the source's lease lapsed: it is
-//                          fenced; the controller deletes the record).
+//                          transaction (guarded by the map's and the
+//                          record's mod revisions); a record that is not
+//                          released whose target died, or whose shard the
+//                          map no longer has at `epoch` with `source` as
+//                          primary -> cancel; one whose source died is
+//                          deleted by the controller (the source's lease
+//                          lapsed: it is fenced). A released record whose
+//                          target died is left (the shard is unavailable
+//                          until the target returns or a person cancels).
+//                          Drains and rebalancing create records too
+//                          (move_planner.h).
 //   target node            reads only: it prepares (creates the empty shard
 //                          keyspace, admits the source's peer session) while
 //                          a record names it, and drops its partial copy
