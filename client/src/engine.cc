@@ -155,7 +155,7 @@ Status Engine::Run(const std::vector<Op*>& ops) {
       if (op->done) continue;
       op->status =
           (op->kind == Op::Kind::kPut || op->kind == Op::Kind::kDelete) &&
-                  op->state == Op::State::kAwaitAck
+                  op->state == Op::State::kAwaitAck && !why.IsWrongShard()
               ? Status(why.code(), why.message() +
                                        " — the write may or may not have "
                                        "been applied")
@@ -276,6 +276,14 @@ void Engine::OnMessage(const Connection::Event& e) {
   const size_t len = e.body.size();
   if (e.header.type == pr::Type::kError) {
     std::string text(body + (len > 0 ? 1 : 0), body + len);
+    // wrong_shard: the shard moved away; the server answered everything
+    // before this ERROR and processed nothing after it, so every request
+    // still waiting was not applied (a retry elsewhere is safe).
+    if (len > 0 && body[0] == static_cast<uint8_t>(StatusCode::kWrongShard)) {
+      conn_->Fail(
+          Status::WrongShard("server " + conn_->server() + ": " + text));
+      return;
+    }
     conn_->Fail(Status::Unavailable("server " + conn_->server() +
                                     " closed the connection: " + text));
     return;

@@ -59,8 +59,8 @@ void CleanerPolicy::Stop() {
 }
 
 void CleanerPolicy::RunOnce() {
-  for (OpenKeyspace* k : keyspaces_->All()) {
-    store::Keyspace& ks = *k->keyspace;
+  for (const std::shared_ptr<store::Keyspace>& k : keyspaces_->All()) {
+    store::Keyspace& ks = *k;
     // Expired keys' slots cleared first (skipped cheaply while none can
     // have expired): their records become dead bytes that ShouldClean
     // counts and Clean reclaims.

@@ -121,10 +121,10 @@ Result<OpenKeyspace*> KeyspaceTable::Register(
   return raw;
 }
 
-std::vector<OpenKeyspace*> KeyspaceTable::All() {
+std::vector<std::shared_ptr<store::Keyspace>> KeyspaceTable::All() {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<OpenKeyspace*> out;
-  for (auto& [name, open] : open_) out.push_back(open.get());
+  std::vector<std::shared_ptr<store::Keyspace>> out;
+  for (auto& [name, open] : open_) out.push_back(open->keyspace);
   return out;
 }
 

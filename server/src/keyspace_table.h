@@ -96,8 +96,9 @@ class KeyspaceTable {
   // Errors: busy (sessions, or a handle held elsewhere: retry),
   // not_found, the pool's.
   Status DropShard(std::string_view name);
-  // Every keyspace opened so far.
-  std::vector<OpenKeyspace*> All();
+  // Every keyspace opened so far (and not dropped), as handles: a
+  // keyspace cannot be dropped while one is held (the cleaner's pass).
+  std::vector<std::shared_ptr<store::Keyspace>> All();
   // Names of every keyspace in the pool.
   std::vector<std::string> Names();
   // Stats of every keyspace in the pool (opened by a client or not).

@@ -149,8 +149,8 @@ void MoveManager::Pass() {
       Result<MoveRecord> rec =
           MoveRecord::Decode(ref->keyspace, ref->shard, kv.value);
       if (!rec.ok()) continue;  // the controller reports bad records
-      read.moves[ShardKeyspaceName(rec->keyspace, rec->shard)] = {
-          std::move(rec).value(), kv.mod_revision};
+      const std::string name = ShardKeyspaceName(rec->keyspace, rec->shard);
+      read.moves[name] = {std::move(rec).value(), kv.mod_revision};
     }
   }
   if (!read.map) return;

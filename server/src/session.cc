@@ -20,8 +20,8 @@ using std::chrono::milliseconds;
 
 const char* EndName(int e) {
   static const char* const kNames[] = {
-      "open",          "bye",      "peer gone",   "error",
-      "hello timeout", "shutdown", "idle timeout"};
+      "open",          "bye",      "peer gone",    "error",
+      "hello timeout", "shutdown", "idle timeout", "handed off"};
   return kNames[e];
 }
 
@@ -244,6 +244,23 @@ void Session::Shutdown() {
   BeginEnd();
 }
 
+void Session::HandOff() {
+  if (done() || phase_ != Phase::kOpen) return;
+  Pump(0);               // answer what was received
+  FlushQueuedCommits();  // the acks go before the ERROR
+  const std::string why =
+      "shard '" + (ks_ != nullptr ? ks_->keyspace->name() : std::string()) +
+      "' was handed to another node: nothing after this was processed; "
+      "re-read the map";
+  uint8_t payload[protocol::kMaxMessage - protocol::kHeaderSize];
+  const size_t n = protocol::EncodeStatusText(StatusCode::kWrongShard, why,
+                                              payload, sizeof(payload));
+  Send(protocol::Type::kError, 0, payload, n);
+  end_detail_ = "moved to another node";
+  EndWith(End::kHandedOff);
+  BeginEnd();
+}
+
 void Session::EndIdle() {
   const std::string why = "no message for " +
                           std::to_string(env_.idle_timeout.count()) +
@@ -262,9 +279,12 @@ void Session::BeginEnd() {
   FlushQueuedCommits();  // before the grant's segment is sealed or returned
   SetAwaitingHello(false);
   // An idle connection has nothing in flight: its tail is given back.
-  const bool give_back =
-      end_ == End::kBye || end_ == End::kShutdown || end_ == End::kIdle;
-  if (grant_ != nullptr && grant_->held()) {
+  const bool give_back = end_ == End::kBye || end_ == End::kShutdown ||
+                         end_ == End::kIdle || end_ == End::kHandedOff;
+  // Handed off: the grant stays writable until the client hung up, so a
+  // record it writes meanwhile lands (uncommitted) instead of failing the
+  // connection before the ERROR that tells it to retry elsewhere is read.
+  if (grant_ != nullptr && grant_->held() && end_ != End::kHandedOff) {
     const uint32_t segment = grant_->grant().segment;
     Status st = give_back ? grant_->Return() : grant_->Seal();
     if (!st.ok()) {
@@ -296,8 +316,9 @@ void Session::AdvanceEnd(Clock::time_point now) {
     phase_ = Phase::kAwaitHangup;
     // After an ERROR or a refused WELCOME let the client hang up first
     // (bounded): it reads the reply before it sees a CLOSED from us.
-    const bool wait_hangup =
-        end_ == End::kError || end_ == End::kHelloTimeout || end_ == End::kIdle;
+    const bool wait_hangup = end_ == End::kError ||
+                             end_ == End::kHelloTimeout || end_ == End::kIdle ||
+                             end_ == End::kHandedOff;
     phase_deadline_ = now + (wait_hangup ? milliseconds(250) : milliseconds(0));
   }
   if (phase_ == Phase::kAwaitHangup) {

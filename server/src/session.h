@@ -138,6 +138,11 @@ class Session {
   Clock::time_point NextDeadline() const;
   // Server shutdown: handles what was received, then ends.
   void Shutdown();
+  // The session's shard was handed to another node (a move's hand-off):
+  // what was received is answered, then ERROR with status wrong_shard
+  // says that nothing after it was processed (the client retries those
+  // requests at the new owner), then the connection closes.
+  void HandOff();
 
   // COMMITs checked and queued by Pump, waiting for their commit point.
   size_t queued_commits() const { return queued_.size(); }
@@ -168,7 +173,8 @@ class Session {
     kError,
     kHelloTimeout,
     kShutdown,
-    kIdle
+    kIdle,
+    kHandedOff
   };
   // After End is set: replies drain, the client may hang up first (after
   // an ERROR), disconnect and wait for CLOSED, done.

@@ -148,7 +148,7 @@ void Worker::TakeInbox() {
   for (const OpenKeyspace* ks : to_end) {
     for (const std::unique_ptr<Session>& s : sessions_) {
       if (s->keyspace() != ks) continue;
-      s->Shutdown();
+      s->HandOff();
       MarkReady(s.get());
     }
   }

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster_fixture.h"
 #include "etcd_process.h"
 #include "kv/client/client.h"
 #include "kv/cluster/etcd_http.h"
@@ -34,97 +35,7 @@
 namespace kv::e2e {
 namespace {
 
-namespace fs = std::filesystem;
-using cluster::testing::EtcdProcess;
-using std::chrono::milliseconds;
-using std::chrono::seconds;
-
-// Keyspace "users" (id 7) in four shards of 256 slots; shard i's primary
-// is owners[i] and its epoch epochs[i].
-std::string UsersMap(const std::vector<uint32_t>& owners,
-                     const std::vector<uint32_t>& epochs) {
-  std::string json =
-      R"({"format": 1, "slots": 1024, "keyspaces": [{"name": "users", )"
-      R"("id": 7, "shards": [)";
-  for (uint32_t i = 0; i < 4; i++) {
-    if (i != 0) json += ",";
-    json += R"({"id": )" + std::to_string(i) + R"(, "epoch": )" +
-            std::to_string(epochs[i]) + R"(, "replicas": [)" +
-            std::to_string(owners[i]) + R"(], "slots": [[)" +
-            std::to_string(i * 256) + ", " + std::to_string(i * 256 + 255) +
-            "]]}";
-  }
-  return json + "]}]}";
-}
-
-uint32_t ShardOf(const std::string& key) {
-  return SlotOf(index_format::HashKey(key)) / 256;
-}
-
-class ClusterShardsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const std::string missing = cluster::testing::EtcdBinaryMissing();
-    if (!missing.empty()) GTEST_SKIP() << missing;
-    ASSERT_TRUE(etcd_.Start().ok());
-    auto c = cluster::EtcdHttp::Open(etcd_.url());
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    etcd_client_ = std::move(c).value();
-    dir_ = fs::temp_directory_path() /
-           ("rpkv-cluster-shards-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Starts nodes 1..n.
-  void StartNodes(int n, int lease_ttl_s = 2) {
-    for (int i = 0; i < n; i++) {
-      const uint32_t id = static_cast<uint32_t>(i + 1);
-      ASSERT_TRUE(
-          nodes_[i]
-              .Start({"--pool=" + (dir_ / ("n" + std::to_string(id))).string(),
-                      "--pool_size=128M", "--segment_size=1M",
-                      "--cluster=" + etcd_.url(),
-                      "--node_id=" + std::to_string(id), "--cluster_name=t",
-                      "--lease_ttl_s=" + std::to_string(lease_ttl_s)})
-              .ok())
-          << nodes_[i].StderrText();
-    }
-  }
-  void PutMap(const std::string& json) {
-    ASSERT_TRUE(etcd_client_->Put("/rpkv/t/map", json).ok());
-  }
-  // Waits until node `id` logs that it serves `shard` at `epoch`.
-  bool Serving(uint32_t id, const std::string& shard, uint32_t epoch) {
-    return nodes_[id - 1].WaitForLog("serving shard '" + shard + "' at epoch " +
-                                     std::to_string(epoch));
-  }
-  ClientOptions ClusterOptions() {
-    ClientOptions o;
-    o.cluster = etcd_.url();
-    o.cluster_name = "t";
-    o.keyspace = "users";
-    o.op_timeout = seconds(3);
-    return o;
-  }
-  // A single-server client of one shard, as the router makes them.
-  Result<std::unique_ptr<Client>> Direct(uint32_t node,
-                                         const std::string& shard,
-                                         uint32_t epoch) {
-    ClientOptions o;
-    o.server = nodes_[node - 1].address();
-    o.keyspace = shard;
-    o.map_epoch = epoch;
-    o.op_timeout = seconds(3);
-    return Client::Connect(o);
-  }
-
-  EtcdProcess etcd_;
-  std::unique_ptr<cluster::EtcdHttp> etcd_client_;
-  fs::path dir_;
-  ServerProcess nodes_[3];
-};
+using ClusterShardsTest = ClusterTest;
 
 TEST_F(ClusterShardsTest, KeysGoToTheirShardsOnTheirNodes) {
   StartNodes(2);
@@ -302,12 +213,6 @@ TEST_F(ClusterShardsTest, AStoppedNodeAcknowledgesNothingAfterItsDeadline) {
   EXPECT_FALSE(put.ok());
   EXPECT_EQ(nodes_[0].Wait(seconds(10)), 3) << nodes_[0].StderrText();
   EXPECT_NE(nodes_[0].StderrText().find("fenced"), std::string::npos);
-}
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 // Eight cluster clients run puts, deletes and gets on 32 keys over three

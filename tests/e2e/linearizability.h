@@ -10,6 +10,7 @@
 #define KV_TESTS_E2E_LINEARIZABILITY_H_
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -18,6 +19,13 @@
 #include <vector>
 
 namespace kv::e2e {
+
+// Monotonic nanoseconds: call and return times of a history's ops.
+inline int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 struct HistoryOp {
   enum Kind { kPut, kDelete, kGet } kind = kGet;

@@ -1,0 +1,125 @@
+// The fixture of the cluster end-to-end tests: a real etcd on 127.0.0.1,
+// kvserver --cluster nodes (cluster "t", a shared peer key), and keyspace
+// "users" (id 7) in four shards of 256 slots whose map the test writes.
+#ifndef KV_TESTS_E2E_CLUSTER_FIXTURE_H_
+#define KV_TESTS_E2E_CLUSTER_FIXTURE_H_
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etcd_process.h"
+#include "kv/client/client.h"
+#include "kv/cluster/etcd_http.h"
+#include "kv/cluster_slots.h"
+#include "kv/index_format.h"
+#include "server_process.h"
+
+namespace kv::e2e {
+
+namespace fs = std::filesystem;
+using cluster::testing::EtcdProcess;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Keyspace "users" (id 7) in four shards of 256 slots; shard i's primary
+// is owners[i] and its epoch epochs[i].
+inline std::string UsersMap(const std::vector<uint32_t>& owners,
+                            const std::vector<uint32_t>& epochs) {
+  std::string json =
+      R"({"format": 1, "slots": 1024, "keyspaces": [{"name": "users", )"
+      R"("id": 7, "shards": [)";
+  for (uint32_t i = 0; i < 4; i++) {
+    if (i != 0) json += ",";
+    json += R"({"id": )" + std::to_string(i) + R"(, "epoch": )" +
+            std::to_string(epochs[i]) + R"(, "replicas": [)" +
+            std::to_string(owners[i]) + R"(], "slots": [[)" +
+            std::to_string(i * 256) + ", " + std::to_string(i * 256 + 255) +
+            "]]}";
+  }
+  return json + "]}]}";
+}
+
+inline uint32_t ShardOf(const std::string& key) {
+  return SlotOf(index_format::HashKey(key)) / 256;
+}
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string missing = cluster::testing::EtcdBinaryMissing();
+    if (!missing.empty()) GTEST_SKIP() << missing;
+    ASSERT_TRUE(etcd_.Start().ok());
+    auto c = cluster::EtcdHttp::Open(etcd_.url());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    etcd_client_ = std::move(c).value();
+    dir_ = fs::temp_directory_path() /
+           ("rpkv-cluster-shards-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    peer_key_ = (dir_ / "peer.key").string();
+    std::ofstream(peer_key_) << "cluster-peer-key-0123456789\n";
+    fs::permissions(peer_key_, fs::perms::owner_read | fs::perms::owner_write);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Starts nodes 1..n.
+  void StartNodes(int n, int lease_ttl_s = 2) {
+    for (int i = 0; i < n; i++) {
+      const uint32_t id = static_cast<uint32_t>(i + 1);
+      ASSERT_TRUE(
+          nodes_[i]
+              .Start({"--pool=" + (dir_ / ("n" + std::to_string(id))).string(),
+                      "--pool_size=128M", "--segment_size=1M",
+                      "--cluster=" + etcd_.url(),
+                      "--node_id=" + std::to_string(id), "--cluster_name=t",
+                      "--lease_ttl_s=" + std::to_string(lease_ttl_s),
+                      "--peer_key_file=" + peer_key_})
+              .ok())
+          << nodes_[i].StderrText();
+    }
+  }
+  void PutMap(const std::string& json) {
+    ASSERT_TRUE(etcd_client_->Put("/rpkv/t/map", json).ok());
+  }
+  // Waits until node `id` logs that it serves `shard` at `epoch`.
+  bool Serving(uint32_t id, const std::string& shard, uint32_t epoch) {
+    return nodes_[id - 1].WaitForLog("serving shard '" + shard + "' at epoch " +
+                                     std::to_string(epoch));
+  }
+  ClientOptions ClusterOptions() {
+    ClientOptions o;
+    o.cluster = etcd_.url();
+    o.cluster_name = "t";
+    o.keyspace = "users";
+    o.op_timeout = seconds(3);
+    return o;
+  }
+  // A single-server client of one shard, as the router makes them.
+  Result<std::unique_ptr<Client>> Direct(uint32_t node,
+                                         const std::string& shard,
+                                         uint32_t epoch) {
+    ClientOptions o;
+    o.server = nodes_[node - 1].address();
+    o.keyspace = shard;
+    o.map_epoch = epoch;
+    o.op_timeout = seconds(3);
+    return Client::Connect(o);
+  }
+
+  EtcdProcess etcd_;
+  std::unique_ptr<cluster::EtcdHttp> etcd_client_;
+  fs::path dir_;
+  std::string peer_key_;
+  ServerProcess nodes_[3];
+};
+
+}  // namespace kv::e2e
+
+#endif  // KV_TESTS_E2E_CLUSTER_FIXTURE_H_
