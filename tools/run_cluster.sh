@@ -9,8 +9,9 @@
 # 3. starts an etcd of its own on 127.0.0.1:23790 (data in
 #    ./data/cluster/etcd; not the system's etcd, if one runs)
 # 4. starts kvserver nodes 1..3 on 127.0.0.1:7401..7403 (pools
-#    ./data/cluster/nodeN.pool, 256 MiB each, logs beside them); they join
-#    cluster "rpkv" and one of them becomes the controller
+#    ./data/cluster/nodeN.pool, 256 MiB each, logs beside them, one peer
+#    key ./data/cluster/peer.key for shard moves); they join cluster
+#    "rpkv" and one of them becomes the controller
 # 5. asks for keyspace "default" in 4 shards (kvadmin cluster
 #    create-keyspace) and waits until the controller has placed it
 # 6. prints the cluster (kvadmin cluster status) and opens kvcli on it
@@ -108,12 +109,18 @@ wait_log "$ETCD_LOG" "$offset" "ready to serve client requests" "$!" || {
 }
 say "etcd ready on 127.0.0.1:$ETCD_PORT"
 
-# 4. nodes
+# 4. nodes, sharing one peer key (shard moves: docs/cluster.md)
+PEER_KEY=$DIR/peer.key
+if [ ! -s "$PEER_KEY" ]; then
+  (umask 077 && head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$PEER_KEY")
+fi
+chmod 600 "$PEER_KEY"
 for n in $(seq "$NODES"); do
   log=$DIR/node$n.log
   offset=$(stat -c %s "$log" 2>/dev/null || echo 0)
   "$BIN/kvserver" --pool="$DIR/node$n.pool" --pool_size=256M \
     --listen="127.0.0.1:$((NODE_PORT + n))" --cluster="$ETCD_URL" --node_id="$n" \
+    --peer_key_file="$PEER_KEY" \
     >>"$log" 2>&1 &
   PIDS+=($!)
   echo "$!" >"$DIR/node$n.pid"
