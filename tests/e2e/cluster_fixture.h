@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "kv/cluster/etcd_http.h"
 #include "kv/cluster_slots.h"
 #include "kv/index_format.h"
+#include "linearizability.h"
 #include "server_process.h"
 
 namespace kv::e2e {
@@ -30,6 +34,46 @@ using std::chrono::seconds;
 
 // Keyspace "users" (id 7) in four shards of 256 slots; shard i's primary
 // is owners[i] and its epoch epochs[i].
+// One client's share of a linearizability run: random ops on keys
+// key0..key<keys-1> (40% put, 10% delete, 50% get), at least `min_ops`
+// and on until `stop` says so; each op ok (recorded with its call and
+// return times) or counted in *errors and reported.
+inline std::vector<HistoryOp> RandomOps(Client& c, int client, int keys,
+                                        int min_ops,
+                                        const std::function<bool()>& stop,
+                                        std::atomic<int>* errors) {
+  std::mt19937 rng(client);
+  std::vector<HistoryOp> mine;
+  for (int n = 0; n < min_ops || !stop(); n++) {
+    HistoryOp op;
+    op.key = "key" + std::to_string(rng() % keys);
+    const int dice = static_cast<int>(rng() % 10);
+    op.call = NowNs();
+    Status st;
+    if (dice < 4) {
+      op.kind = HistoryOp::kPut;
+      op.value = "w" + std::to_string(client) + "n" + std::to_string(n);
+      st = c.Put(op.key, op.value);
+    } else if (dice < 5) {
+      op.kind = HistoryOp::kDelete;
+      st = c.Delete(op.key);
+    } else {
+      op.kind = HistoryOp::kGet;
+      st = c.Get(op.key, &op.value);
+      op.found = st.ok();
+      if (st.IsNotFound()) st = Status::Ok();
+    }
+    op.ret = NowNs();
+    if (!st.ok()) {
+      (*errors)++;
+      ADD_FAILURE() << st.ToString();
+      continue;
+    }
+    mine.push_back(std::move(op));
+  }
+  return mine;
+}
+
 inline std::string UsersMap(const std::vector<uint32_t>& owners,
                             const std::vector<uint32_t>& epochs) {
   std::string json =

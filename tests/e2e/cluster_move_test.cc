@@ -112,35 +112,8 @@ TEST_F(ClusterMoveTest, AShardMovesUnderLoadLinearizablyAndLosesNothing) {
         ADD_FAILURE() << c.status().ToString();
         return;
       }
-      std::mt19937 rng(w);
-      std::vector<HistoryOp> mine;
-      for (int n = 0; !stop.load() || n < 50; n++) {
-        HistoryOp op;
-        op.key = "key" + std::to_string(rng() % kKeys);
-        const int dice = static_cast<int>(rng() % 10);
-        op.call = NowNs();
-        Status st;
-        if (dice < 4) {
-          op.kind = HistoryOp::kPut;
-          op.value = "w" + std::to_string(w) + "n" + std::to_string(n);
-          st = (*c)->Put(op.key, op.value);
-        } else if (dice < 5) {
-          op.kind = HistoryOp::kDelete;
-          st = (*c)->Delete(op.key);
-        } else {
-          op.kind = HistoryOp::kGet;
-          st = (*c)->Get(op.key, &op.value);
-          op.found = st.ok();
-          if (st.IsNotFound()) st = Status::Ok();
-        }
-        op.ret = NowNs();
-        if (!st.ok()) {
-          errors++;
-          ADD_FAILURE() << st.ToString();
-          continue;
-        }
-        mine.push_back(std::move(op));
-      }
+      std::vector<HistoryOp> mine = RandomOps(
+          **c, w, kKeys, 50, [&] { return stop.load(); }, &errors);
       std::lock_guard<std::mutex> lock(mu);
       history.insert(history.end(), mine.begin(), mine.end());
     });

@@ -238,35 +238,8 @@ TEST_F(ClusterShardsTest, EightClientsOnThreeNodesAreLinearizable) {
         ADD_FAILURE() << c.status().ToString();
         return;
       }
-      std::mt19937 rng(w);
-      std::vector<HistoryOp> mine;
-      for (int n = 0; n < kOps; n++) {
-        HistoryOp o;
-        o.key = "key" + std::to_string(rng() % kKeys);
-        const int dice = static_cast<int>(rng() % 10);
-        o.call = NowNs();
-        Status st;
-        if (dice < 4) {
-          o.kind = HistoryOp::kPut;
-          o.value = "w" + std::to_string(w) + "n" + std::to_string(n);
-          st = (*c)->Put(o.key, o.value);
-        } else if (dice < 5) {
-          o.kind = HistoryOp::kDelete;
-          st = (*c)->Delete(o.key);
-        } else {
-          o.kind = HistoryOp::kGet;
-          st = (*c)->Get(o.key, &o.value);
-          o.found = st.ok();
-          if (st.IsNotFound()) st = Status::Ok();
-        }
-        o.ret = NowNs();
-        if (!st.ok()) {
-          errors++;
-          ADD_FAILURE() << st.ToString();
-          continue;
-        }
-        mine.push_back(std::move(o));
-      }
+      std::vector<HistoryOp> mine = RandomOps(
+          **c, w, kKeys, kOps, [] { return true; }, &errors);
       done++;
       std::lock_guard<std::mutex> lock(mu);
       history.insert(history.end(), mine.begin(), mine.end());

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# move_bench.sh — the cost of a live shard move (docs/cluster.md,
+# "Figures"): two kvserver nodes and etcd on 127.0.0.1, keyspace "users"
+# in ONE shard on node 1, KEYS keys loaded; then kvbench (YCSB-B through
+# the cluster client) runs twice for DURATION seconds: once as the
+# baseline, once while `kvadmin cluster move users 0 --to=2` moves the
+# whole shard to node 2 (started MOVE_AT seconds into the run). Prints
+# the time from the move's start to the switch (the record gone, the map
+# naming node 2) and the latency percentiles of both runs side by side.
+#
+#   BUILD=build-release bash tools/kvbench/move_bench.sh
+#
+# Environment: BUILD (default build-release: kvserver, kvbench, kvadmin),
+# KEYS (100000), DURATION (10), MOVE_AT (2), THREADS (2), OUT (a
+# temporary directory). Everything shares this machine's cores.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build-release}
+case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+KEYS=${KEYS:-100000}
+DURATION=${DURATION:-10}
+MOVE_AT=${MOVE_AT:-2}
+THREADS=${THREADS:-2}
+OUT=${OUT:-$(mktemp -d /tmp/rpkv-move-bench-XXXXXX)}
+mkdir -p "$OUT"
+for b in kvserver kvbench kvadmin; do
+  [ -x "$BUILD/bin/$b" ] || { echo "move_bench: no $BUILD/bin/$b (build it)" >&2; exit 1; }
+done
+command -v etcd >/dev/null || { echo "move_bench: no etcd (bash tools/setup.sh)" >&2; exit 1; }
+
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_log() {  # file text
+  for _ in $(seq 300); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+  echo "move_bench: no '$2' in $1" >&2; tail -5 "$1" >&2; exit 1
+}
+now_ms() { date +%s%3N; }
+
+EPORT=$(free_port); PPORT=$(free_port)
+etcd --data-dir "$OUT/etcd" --listen-client-urls "http://127.0.0.1:$EPORT" \
+  --advertise-client-urls "http://127.0.0.1:$EPORT" \
+  --listen-peer-urls "http://127.0.0.1:$PPORT" >"$OUT/etcd.log" 2>&1 &
+PIDS+=($!)
+wait_log "$OUT/etcd.log" "ready to serve client requests"
+ETCD=etcd://127.0.0.1:$EPORT
+ctl() { ETCDCTL_API=3 etcdctl --endpoints="127.0.0.1:$EPORT" "$@"; }
+
+(umask 077 && head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$OUT/peer.key")
+for n in 1 2; do
+  "$BUILD/bin/kvserver" --pool="$OUT/n$n.pool" --pool_size=1G \
+    --listen="127.0.0.1:$(free_port)" --cluster="$ETCD" --node_id=$n \
+    --cluster_name=bench --peer_key_file="$OUT/peer.key" >"$OUT/n$n.log" 2>&1 &
+  PIDS+=($!)
+  wait_log "$OUT/n$n.log" "kvserver: ready on"
+done
+ctl put /rpkv/bench/map '{"format": 1, "slots": 1024, "keyspaces": [{"name": "users", "id": 1, "shards": [{"id": 0, "epoch": 1, "replicas": [1], "slots": [[0, 1023]]}]}]}' >/dev/null
+wait_log "$OUT/n1.log" "serving shard 'users.s0' at epoch 1"
+
+kvb() {  # label extra-flags...
+  local label=$1; shift
+  "$BUILD/bin/kvbench" --cluster="$ETCD" --cluster_name=bench --keyspace=users \
+    --keys="$KEYS" --threads="$THREADS" --progress=false --pings=0 \
+    --json="$OUT/$label.json" "$@" >"$OUT/$label.txt" 2>&1 ||
+    { echo "move_bench: kvbench $label failed:" >&2; tail -5 "$OUT/$label.txt" >&2; exit 1; }
+}
+echo "move_bench: loading $KEYS keys into users.s0 on node 1" >&2
+kvb load --workload=c --ops=1 --warmup=0
+echo "move_bench: baseline, ${DURATION}s of YCSB-B" >&2
+kvb baseline --workload=b --load=false --duration="$DURATION" --warmup=0
+
+echo "move_bench: ${DURATION}s of YCSB-B with the move at ${MOVE_AT}s" >&2
+kvb moving --workload=b --load=false --duration="$DURATION" --warmup=0 &
+BENCH=$!
+sleep "$MOVE_AT"
+t0=$(now_ms)
+"$BUILD/bin/kvadmin" --cluster="$ETCD" --cluster_name=bench cluster move users 0 --to=2 >"$OUT/move.txt" 2>&1 ||
+  { cat "$OUT/move.txt" >&2; exit 1; }
+switched=""
+for _ in $(seq 1200); do
+  if [ -z "$(ctl get /rpkv/bench/moves/users/0 --print-value-only)" ] &&
+    ctl get /rpkv/bench/map --print-value-only | grep -q '"replicas":\[2\]'; then
+    switched=$(( $(now_ms) - t0 )); break
+  fi
+  sleep 0.05
+done
+wait "$BENCH"
+[ -n "$switched" ] || { echo "move_bench: the move did not finish in 60 s" >&2; tail -20 "$OUT/n1.log" >&2; exit 1; }
+copied=$(grep -o "copied [0-9]* keys ([0-9]* bytes)" "$OUT/n1.log" | tail -1)
+python3 - "$OUT" "$switched" "$copied" <<'PY'
+import json, sys
+out, switched, copied = sys.argv[1], sys.argv[2], sys.argv[3]
+def stats(label):
+    j = json.load(open(f"{out}/{label}.json"))
+    found = {}
+    def walk(o):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if isinstance(v, (int, float)) and k not in found:
+                    found[k] = v
+                walk(v)
+        elif isinstance(o, list):
+            for v in o: walk(v)
+    walk(j)
+    return found
+b, m = stats("baseline"), stats("moving")
+print(f"move of users.s0 ({copied}) under YCSB-B: {switched} ms from the move's start to the switch")
+print(f"{'':18}{'baseline':>12}{'with move':>12}")
+for k in ("ops_per_sec", "p50_us", "p99_us", "p999_us", "max_us", "errors"):
+    if k in b or k in m:
+        print(f"{k:18}{b.get(k, '-'):>12}{m.get(k, '-'):>12}")
+PY
