@@ -429,13 +429,8 @@ m('refill-ack-unchecked', EN,
     if (false && !st.ok()) {''',
   'ack: a REFILL_ACK that does not decode accepted')
 m('error-message-ignored', EN,
-  '''  if (e.header.type == pr::Type::kError) {
-    std::string text(body + (len > 0 ? 1 : 0), body + len);
-    conn_->Fail(Status::Unavailable("server " + conn_->server() +
-                                    " closed the connection: " + text));
-    return;
-  }''',
-  '''''',
+  '''  if (e.header.type == pr::Type::kError) {''',
+  '''  if (false) {''',
   "ack: the server's ERROR message not treated as the connection's end")
 m('ack-sequence-dropped', EN,
   '''  op->sequence = a.sequence;
@@ -675,9 +670,9 @@ m('server-pending-hello-unchecked', SV,
   '''    if (false && pending >= pending_cap) {''',
   'server: --max_pending_hello not enforced')
 m('server-ticket-any-accepted', SV,
-  '''    ks = tickets_->Redeem(cr.connect.name);
+  '''    ks = tickets_->Redeem(cr.connect.name, &peer_node);
     if (ks == nullptr) {''',
-  '''    ks = tickets_->Redeem(cr.connect.name);
+  '''    ks = tickets_->Redeem(cr.connect.name, &peer_node);
     if (ks == nullptr) ks = admission_->Resolve("default", false, "", &r);
     if (ks == nullptr) {''',
   "server: an unknown ticket admitted (to keyspace default)")
@@ -751,7 +746,7 @@ m('decode-hello-short', PH,
   '''  if (len < 4) return Status::InvalidArgument("HELLO truncated");''',
   'DecodeHello: a truncated HELLO accepted', module='server')
 m('decode-hello-unknown-flags', PH,
-  '''  if (payload[0] & ~kConnectCreate) {
+  '''  if (payload[0] & ~(kConnectCreate | kHelloPeer)) {
     return Status::InvalidArgument("HELLO: unknown flags");''',
   '''  if (false) {
     return Status::InvalidArgument("HELLO: unknown flags");''',
@@ -1019,8 +1014,8 @@ m('condition-ignores-expiry', 'store/src/keyspace_commit.cc',
   '''  const bool exists = found;''',
   "commit: conditions see an expired key as present (put-if-absent refused)")
 m('seal-stamps-duration', 'store/src/keyspace_commit.cc',
-  '''  const uint64_t expiry = view.expires() ? now + view.expiry : 0;''',
-  '''  const uint64_t expiry = view.expires() ? view.expiry : 0;''',
+  '''    expiry = view.expires() ? now + view.expiry : 0;''',
+  '''    expiry = view.expires() ? view.expiry : 0;''',
   "commit: the expiry stored is the client's duration, not the server's now + duration")
 m('sweep-skips-pending-clears', 'store/src/keyspace_clean.cc',
   '''  // (1) above: before any expired slot is cleared.
@@ -1057,8 +1052,8 @@ m('pool-explicit-id-unchecked', 'store/src/pool_keyspaces.cc',
   "pool: a keyspace created with an explicit id is not checked against the live keyspaces' ids (two keyspaces carry one id)")
 
 m('shard-epoch-unchecked', 'server/src/shard_table.cc',
-  '''  if (request_epoch != epoch) {''',
-  '''  if (false && request_epoch != epoch) {''',
+  '''  if (request_epoch == epoch) return Status::Ok();''',
+  '''  if (true) return Status::Ok();''',
   "cluster: a COMMIT or REFILL naming a stale map epoch is decided by a node that serves the shard at another epoch")
 m('shard-lease-unchecked', 'server/src/shard_table.cc',
   '''    alive = lease_alive_ && lease_alive_();''',
@@ -1072,6 +1067,23 @@ m('shard-created-empty-at-later-epoch', 'server/src/cluster_node.cc',
   '''to_make, w.epoch == 1);''',
   '''to_make, true);''',
   "cluster: a node creates, empty, a shard whose data is on its former primary (answers not_found for keys that exist)")
+m('replica-commit-from-a-client', 'server/src/session_messages.cc',
+  '''  if (replica != peer_node_) {''',
+  '''  if (false && replica != peer_node_) {''',
+  "moves: a client commits a record sealed with a sequence of its choosing (pins the key)")
+m('move-not-forwarded', 'server/src/move_source.cc',
+  '''  m->options_.commit_point->Attach(m->forwarder_);''',
+  '''  (void)m->forwarder_;''',
+  "moves: commits during the copy are not forwarded (the target misses them; lost at the switch)")
+m('replica-epoch-not-persisted', 'store/src/keyspace.cc',
+  '''  KV_RETURN_IF_ERROR(EnsureDurableEpoch(sequence >> kEpochShift));
+  uint64_t next''',
+  '''  uint64_t next''',
+  "moves: a copy's sequence epoch is not persisted (after a reopen local writes lose to older copies)")
+m('replica-sequence-not-advanced', 'store/src/keyspace_commit.cc',
+  '''    d->status = AdvanceSequencePast(sequence);''',
+  '''    d->status = Status::Ok();''',
+  "moves: replica commits leave the keyspace's sequences behind the copies'")
 
 # Every replacement is checked before the old patches are removed: a
 # mutant that no longer matches its source leaves the folder as it was.
