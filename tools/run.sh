@@ -19,7 +19,7 @@
 #
 # Environment: RPKV_DATA (default ./data), RPKV_LISTEN (127.0.0.1:7400),
 # RPKV_BUILD_DIR (build-release), RPKV_POOL_SIZE (1G), RPKV_SKIP_SETUP=1 skips
-# step 1. Exit code: kvcli's, or 1 when a step failed (the message says
+# step 1, RPKV_SKIP_BUILD=1 step 2 (the binaries must be built). Exit code: kvcli's, or 1 when a step failed (the message says
 # which and what to do).
 set -euo pipefail
 cd "$(dirname "$0")/.."

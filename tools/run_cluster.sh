@@ -21,7 +21,8 @@
 #
 # Environment: RPKV_DATA (default ./data), RPKV_BUILD_DIR (build-release),
 # RPKV_ETCD_PORT (23790), RPKV_NODES (3), RPKV_NODE_PORT (7400: node N
-# listens on RPKV_NODE_PORT + N), RPKV_SKIP_SETUP=1 skips step 1.
+# listens on RPKV_NODE_PORT + N), RPKV_SKIP_SETUP=1 skips step 1,
+# RPKV_SKIP_BUILD=1 step 2 (the binaries must be built).
 # Exit code: kvcli's, or 1 when a step failed (the message says which).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -79,12 +79,16 @@ if readelf -d "$LIB" | grep -q 'NEEDED.*librpma'; then
 fi
 # Defined, exported symbols (sanitizer runtimes' own hooks aside).
 # (Absolute symbols are version nodes; @@RPKV_0 is the version.)
-exported=$(nm -D --defined-only "$LIB" | awk '$2 != "A" {print $3}' |
-           sed 's/@.*//' | c++filt |
+# (Files and here-strings, not `echo | grep -q` pipes: under pipefail a
+# grep that stops at its first match can fail the pipeline by SIGPIPE.)
+nm -D --defined-only "$LIB" >"$WORK/nm.txt" 2>"$WORK/nm.err" ||
+  fail "nm -D $LIB: $(head -3 "$WORK/nm.err")"
+exported=$(awk '$2 != "A" {print $3}' "$WORK/nm.txt" | sed 's/@.*//' | c++filt |
            grep -v -E '^(__asan|__ubsan|__sanitizer|__lsan|_init$|_fini$)' || true)
-echo "$exported" | grep -qx 'rpkv_connect' || fail "rpkv_connect not exported"
-echo "$exported" | grep -q '^kv::Client::Connect(' || fail "kv::Client::Connect not exported"
-stray=$(echo "$exported" | grep -v -E '^(rpkv_|kv::Client::|kv::Batch::)' || true)
+grep -qx 'rpkv_connect' <<<"$exported" ||
+  fail "rpkv_connect not exported (exported: $(head -c 300 <<<"$exported"))"
+grep -q '^kv::Client::Connect(' <<<"$exported" || fail "kv::Client::Connect not exported"
+stray=$(grep -v -E '^(rpkv_|kv::Client::|kv::Batch::)' <<<"$exported" || true)
 [ -z "$stray" ] || fail "librpkv.so exports more than its API: $(echo "$stray" | head -5)"
 # Every kv/ header the installed headers include was installed too.
 for h in $(grep -ho '#include "kv/[^"]*"' "$PREFIX"/include/kv/client/*.h \

@@ -30,7 +30,7 @@ free_block() {
     exit 1'
 }
 base=$(free_block) || { echo "FAIL: no free block of ports"; exit 1; }
-export RPKV_SKIP_SETUP=1 RPKV_DATA=$TMP/data RPKV_BUILD_DIR=$BUILD HOME=$TMP
+export RPKV_SKIP_SETUP=1 RPKV_SKIP_BUILD=1 RPKV_DATA=$TMP/data RPKV_BUILD_DIR=$BUILD HOME=$TMP
 export RPKV_ETCD_PORT=$base RPKV_NODE_PORT=$((base + 4))
 cleanup() { rm -rf "$TMP"; }
 trap cleanup EXIT

@@ -11,7 +11,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d /tmp/rpkv-run-sh.XXXXXX)
 # perl-base is on every Debian system (python3 need not be).
 PORT=$(perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1:0")->sockport')
-export RPKV_SKIP_SETUP=1 RPKV_DATA=$TMP/data RPKV_LISTEN=127.0.0.1:$PORT \
+export RPKV_SKIP_SETUP=1 RPKV_SKIP_BUILD=1 RPKV_DATA=$TMP/data RPKV_LISTEN=127.0.0.1:$PORT \
   RPKV_BUILD_DIR=$BUILD RPKV_POOL_SIZE=256M HOME=$TMP
 KEPT=""
 cleanup() {
