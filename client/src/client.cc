@@ -128,7 +128,8 @@ Status Client::Get(std::string_view key, std::string* value,
                    KeyVersion* version) {
   if (router_) {
     return router_->OnKey(
-        key, [&](Client& c) { return c.Get(key, value, version); });
+        key, [&](Client& c) { return c.Get(key, value, version); },
+        /*read_only=*/true);
   }
   Op op;
   op.kind = Op::Kind::kGet;

@@ -200,7 +200,7 @@ bool SafeToRetry(const Status& st) {
 }  // namespace
 
 Status Router::OnKey(std::string_view key,
-                     const std::function<Status(Client&)>& fn) {
+                     const std::function<Status(Client&)>& fn, bool read_only) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point deadline = Clock::now() + options_.op_timeout;
   std::chrono::milliseconds pause{5};
@@ -221,7 +221,8 @@ Status Router::OnKey(std::string_view key,
         Invalidate(r->shard);
       } else if (st.code() == StatusCode::kUnavailable) {
         // The connection broke: the next call connects again. A write's
-        // outcome is unknown, so it is not retried here.
+        // outcome is unknown, so it is not retried here; a read is.
+        retry = read_only;
         std::lock_guard<std::mutex> lock(mu_);
         conns_.erase(r->shard);
       }

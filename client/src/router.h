@@ -48,7 +48,12 @@ class Router {
   ~Router();
 
   // Runs `fn` on the client of `key`'s shard, with the retries above.
-  Status OnKey(std::string_view key, const std::function<Status(Client&)>& fn);
+  // `read_only`: fn changes nothing (a get), so a broken connection is
+  // retried too (a hand-off's disconnect can flush a one-sided read in
+  // flight before the ERROR that names it is seen); a write's outcome is
+  // unknown then, and it is not retried.
+  Status OnKey(std::string_view key, const std::function<Status(Client&)>& fn,
+               bool read_only = false);
 
   // One shard's part of a batch: the indexes (into the caller's batch)
   // of the operations routed to it.

@@ -70,6 +70,11 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(
       std::shared_ptr<const cluster::ClusterMap> map = raw->watcher_->map();
       if (map != nullptr) raw->Apply(*map, raw->watcher_->revision());
     };
+    mm.with_applied_map =
+        [raw = node.get()](const std::function<void(int64_t)>& f) {
+          std::lock_guard<std::mutex> lock(raw->apply_mu_);
+          f(raw->applied_revision_);
+        };
     auto moves = MoveManager::Create(*node->etcd_, std::move(mm));
     if (!moves.ok()) {
       (void)node->membership_->Leave();
@@ -103,6 +108,8 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(
   c.cluster = options.cluster_name;
   c.node_id = options.node_id;
   c.lease.ttl = options.lease_ttl;
+  c.rebalance = options.rebalance;
+  c.max_moves = options.max_moves;
   auto controller = cluster::Controller::Start(*node->etcd_, c);
   if (!controller.ok()) {
     node->watcher_->Stop();
@@ -130,6 +137,7 @@ void ClusterNode::Apply(const cluster::ClusterMap& map, int64_t revision) {
 
 void ClusterNode::ApplyLocked(const cluster::ClusterMap& map,
                               int64_t revision) {
+  applied_revision_ = std::max(applied_revision_, revision);
   struct Wanted {
     std::string name;
     uint32_t id;

@@ -55,6 +55,10 @@ class ClusterNode {
     uint32_t node_id = 0;      // 1..
     std::string address;       // host:port clients reach this node at
     std::chrono::seconds lease_ttl{5};
+    // The controller's (kv::cluster::Controller::Options), when this node
+    // is elected: rebalance live, and the moves in flight it may start.
+    bool rebalance = true;
+    uint32_t max_moves = 1;
     ShardTable* shards = nullptr;  // required; outlives the node
     // Makes sure the pool has shard keyspace `name` with `id`
     // (Server::EnsureShard); `share`: shards still to make in this round;
@@ -97,7 +101,8 @@ class ClusterNode {
   std::unique_ptr<kv::cluster::MapWatcher> watcher_;
   std::unique_ptr<kv::cluster::Controller> controller_;
   std::unique_ptr<MoveManager> moves_;
-  std::mutex apply_mu_;  // one Apply at a time
+  std::mutex apply_mu_;           // one Apply at a time
+  int64_t applied_revision_ = 0;  // of the map last applied; apply_mu_
 };
 
 }  // namespace kv::server

@@ -37,6 +37,15 @@ DEFINE_string(advertise, "",
 DEFINE_uint32(lease_ttl_s, 5,
               "the cluster lease's TTL in seconds (2..60): a node that "
               "cannot renew it for TTL minus a margin fences itself");
+DEFINE_bool(rebalance, true,
+            "cluster: the elected controller moves shards live from the "
+            "most to the least loaded node while they differ by 2 or more "
+            "(a node that joins gets shards); false: only drains and "
+            "kvadmin move shards");
+DEFINE_uint32(max_moves, 1,
+              "cluster: shard moves in flight, cluster-wide, beyond which "
+              "the controller starts no drain or rebalance move (1..64; "
+              "kvadmin's moves count too, and are never refused)");
 DEFINE_string(pool_size, "1G",
               "size of a pool this server creates (K/M/G/T suffixes)");
 DEFINE_string(listen, "127.0.0.1:7400", "address to accept clients on");
@@ -236,6 +245,9 @@ int BuildOptions(kv::server::ServerOptions* out) {
   if (FLAGS_lease_ttl_s < 2 || FLAGS_lease_ttl_s > 60) {
     return Usage("--lease_ttl_s must be 2..60");
   }
+  if (FLAGS_max_moves < 1 || FLAGS_max_moves > 64) {
+    return Usage("--max_moves must be 1..64");
+  }
   kv::Status st = kv::server::ValidateServerOptions(*o);
   if (!st.ok()) return Usage(st.message());
   *out = std::move(o).value();
@@ -328,6 +340,8 @@ int main(int argc, char** argv) {
     c.node_id = FLAGS_node_id;
     c.address = FLAGS_advertise.empty() ? FLAGS_listen : FLAGS_advertise;
     c.lease_ttl = std::chrono::seconds(FLAGS_lease_ttl_s);
+    c.rebalance = FLAGS_rebalance;
+    c.max_moves = FLAGS_max_moves;
     c.shards = shards.get();
     kv::server::Server* raw = server->get();
     c.ensure_shard = [raw](const std::string& name, uint32_t id, uint32_t share,

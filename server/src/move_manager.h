@@ -4,7 +4,9 @@
 // the move records) and acts on the records that name this node:
 //
 //  as the target: while a record names it (phase copy .. released), the
-//    shard's keyspace exists here, emptied of any older copy, and the
+//    shard's keyspace exists here, emptied of any older copy (never one
+//    this node serves, never on a read older than the map it applied),
+//    and the
 //    ShardTable lists it as incoming at the move's epoch, so the source's
 //    peer session may write the copy. A cancelled or deleted record whose
 //    shard the map does not give to this node ends that (ClusterNode::
@@ -70,6 +72,13 @@ class MoveManager {
     // Applies the current map again (ClusterNode): a cancelled hand-off
     // gives the shard back to this node without a map change.
     std::function<void()> reapply;
+    // Runs `f` with no map being applied meanwhile (ClusterNode's apply
+    // lock), passing the etcd revision of the map last applied. A target
+    // prepares under it: a read older than that map is stale (it may
+    // show a move that has switched since), and a shard this node serves
+    // is never emptied. null: `f(0)` directly (tests without a node).
+    std::function<void(const std::function<void(int64_t applied)>& f)>
+        with_applied_map;
   };
 
   static Result<std::unique_ptr<MoveManager>> Create(cluster::Etcd& etcd,

@@ -116,18 +116,25 @@ class ClusterTest : public ::testing::Test {
   // Starts nodes 1..n.
   void StartNodes(int n, int lease_ttl_s = 2) {
     for (int i = 0; i < n; i++) {
-      const uint32_t id = static_cast<uint32_t>(i + 1);
-      ASSERT_TRUE(
-          nodes_[i]
-              .Start({"--pool=" + (dir_ / ("n" + std::to_string(id))).string(),
-                      "--pool_size=128M", "--segment_size=1M",
-                      "--cluster=" + etcd_.url(),
-                      "--node_id=" + std::to_string(id), "--cluster_name=t",
-                      "--lease_ttl_s=" + std::to_string(lease_ttl_s),
-                      "--peer_key_file=" + peer_key_})
-              .ok())
-          << nodes_[i].StderrText();
+      StartNode(static_cast<uint32_t>(i + 1), lease_ttl_s);
     }
+  }
+  // Starts node `id` (1..4); `rebalance`: its controller's --rebalance
+  // (off unless a test is about it, so that the maps tests write stay
+  // as written).
+  void StartNode(uint32_t id, int lease_ttl_s = 2, bool rebalance = false) {
+    ASSERT_TRUE(
+        nodes_[id - 1]
+            .Start(
+                {"--pool=" + (dir_ / ("n" + std::to_string(id))).string(),
+                 "--pool_size=128M", "--segment_size=1M",
+                 "--cluster=" + etcd_.url(), "--node_id=" + std::to_string(id),
+                 "--cluster_name=t",
+                 "--lease_ttl_s=" + std::to_string(lease_ttl_s),
+                 "--peer_key_file=" + peer_key_,
+                 std::string("--rebalance=") + (rebalance ? "true" : "false")})
+            .ok())
+        << nodes_[id - 1].StderrText();
   }
   void PutMap(const std::string& json) {
     ASSERT_TRUE(etcd_client_->Put("/rpkv/t/map", json).ok());
@@ -161,7 +168,7 @@ class ClusterTest : public ::testing::Test {
   std::unique_ptr<cluster::EtcdHttp> etcd_client_;
   fs::path dir_;
   std::string peer_key_;
-  ServerProcess nodes_[3];
+  ServerProcess nodes_[4];
 };
 
 }  // namespace kv::e2e

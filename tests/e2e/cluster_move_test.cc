@@ -3,6 +3,7 @@
 // and its move manager), the cluster client. A move record is written as
 // `kvadmin cluster move` writes it; the nodes and the elected controller
 // carry it through copy, ready, handoff, released and the switch.
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -24,8 +25,11 @@ using Clock = std::chrono::steady_clock;
 class ClusterMoveTest : public ClusterTest {
  protected:
   void TearDown() override {
+    stop_ = true;  // a test that failed half-way leaves its load running
+    for (auto& t : load_) t.join();
     if (HasFailure()) {
-      for (int i = 0; i < 3; i++) {
+      for (int i = 0; i < 4; i++) {
+        if (nodes_[i].StderrText().empty()) continue;
         fprintf(stderr, "---- node %d ----\n%s\n", i + 1,
                 nodes_[i].StderrText().c_str());
       }
@@ -74,6 +78,104 @@ class ClusterMoveTest : public ClusterTest {
     }
     return pred();
   }
+  // Writes `n` keys p0..p<n-1> through the cluster; remembers them.
+  void Preload(int n) {
+    auto c = Client::Connect(ClusterOptions());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    for (int i = 0; i < n; i++) {
+      const std::string k = "p" + std::to_string(i);
+      before_[k] = "value-" + std::to_string(i);
+      ASSERT_TRUE((*c)->Put(k, before_[k]).ok());
+    }
+  }
+  // Every preloaded key reads back through the cluster client.
+  void CheckPreloaded() {
+    auto c = Client::Connect(ClusterOptions());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    for (const auto& [k, v] : before_) {
+      std::string got;
+      Status st = (*c)->Get(k, &got);
+      ASSERT_TRUE(st.ok()) << k << ": " << st.ToString();
+      ASSERT_EQ(got, v) << k;
+    }
+  }
+  // kClients cluster clients doing RandomOps on kKeys keys until
+  // StopLoad(), each at least 50 ops; op timeout 10 s (a hand-off's
+  // pause, and a move's retries, fit in it).
+  static constexpr int kClients = 8, kKeys = 32;
+  void StartLoad() {
+    for (int w = 0; w < kClients; w++) {
+      load_.emplace_back([this, w] {
+        ClientOptions o = ClusterOptions();
+        o.op_timeout = std::chrono::seconds(10);
+        auto c = Client::Connect(o);
+        if (!c.ok()) {
+          errors_++;
+          ADD_FAILURE() << c.status().ToString();
+          return;
+        }
+        std::vector<HistoryOp> mine = RandomOps(
+            **c, w, kKeys, 50, [this] { return stop_.load(); }, &errors_);
+        std::lock_guard<std::mutex> lock(mu_);
+        history_.insert(history_.end(), mine.begin(), mine.end());
+      });
+    }
+  }
+  // Stops the load and judges it: every op ok, the history linearizable.
+  void StopLoadAndCheck() {
+    stop_ = true;
+    for (auto& t : load_) t.join();
+    load_.clear();
+    EXPECT_EQ(errors_.load(), 0);
+    EXPECT_GT(history_.size(), size_t{kClients * 50});
+    const std::vector<std::string> bad = NonLinearizableKeys(history_);
+    EXPECT_EQ(bad, std::vector<std::string>{});
+    if (!bad.empty()) DumpKey(bad[0]);
+  }
+  // One key's ops by call time, for a failure's diagnosis (times in ms
+  // from the key's first call).
+  void DumpKey(const std::string& key) {
+    std::vector<HistoryOp> ops;
+    for (const HistoryOp& op : history_) {
+      if (op.key == key) ops.push_back(op);
+    }
+    std::sort(
+        ops.begin(), ops.end(),
+        [](const HistoryOp& a, const HistoryOp& b) { return a.call < b.call; });
+    const int64_t t0 = ops.empty() ? 0 : ops[0].call;
+    for (const HistoryOp& op : ops) {
+      const char* kind = op.kind == HistoryOp::kPut      ? "put"
+                         : op.kind == HistoryOp::kDelete ? "del"
+                                                         : "get";
+      fprintf(stderr, "%s %10.3f..%10.3f %s %s\n", key.c_str(),
+              (op.call - t0) / 1e6, (op.ret - t0) / 1e6, kind,
+              op.kind == HistoryOp::kGet && !op.found ? "(absent)"
+                                                      : op.value.c_str());
+    }
+  }
+  // The shards whose primary is `node` in etcd's map, and whether any
+  // move record exists.
+  std::vector<uint32_t> ShardsOf(uint32_t node) {
+    std::vector<uint32_t> out;
+    for (uint32_t s = 0; s < 4; s++) {
+      if (Owner(s).first == node) out.push_back(s);
+    }
+    return out;
+  }
+  bool NoMoves() {
+    auto r = etcd_client_->GetPrefix("/rpkv/t/moves/");
+    return r.ok() && r->kvs.empty();
+  }
+  static long long Ms(Clock::duration d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  }
+
+  std::map<std::string, std::string> before_;
+  std::mutex mu_;
+  std::vector<HistoryOp> history_;
+  std::atomic<int> errors_{0};
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> load_;
 };
 
 // Shard 0 (node 1) moves to node 2 while 8 clients put, delete and get
@@ -86,38 +188,8 @@ TEST_F(ClusterMoveTest, AShardMovesUnderLoadLinearizablyAndLosesNothing) {
     ASSERT_TRUE(Serving(s == 3 ? 1 : s + 1, "users.s" + std::to_string(s), 1));
   }
   // Keys for the copier: 3000, about 750 of them in shard 0.
-  std::map<std::string, std::string> before;
-  {
-    auto c = Client::Connect(ClusterOptions());
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    for (int i = 0; i < 3000; i++) {
-      const std::string k = "p" + std::to_string(i);
-      before[k] = "value-" + std::to_string(i);
-      ASSERT_TRUE((*c)->Put(k, before[k]).ok());
-    }
-  }
-  constexpr int kClients = 8, kKeys = 32;
-  std::mutex mu;
-  std::vector<HistoryOp> history;
-  std::atomic<int> errors{0};
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> threads;
-  for (int w = 0; w < kClients; w++) {
-    threads.emplace_back([&, w] {
-      ClientOptions o = ClusterOptions();
-      o.op_timeout = std::chrono::seconds(10);  // the hand-off's pause
-      auto c = Client::Connect(o);
-      if (!c.ok()) {
-        errors++;
-        ADD_FAILURE() << c.status().ToString();
-        return;
-      }
-      std::vector<HistoryOp> mine = RandomOps(
-          **c, w, kKeys, 50, [&] { return stop.load(); }, &errors);
-      std::lock_guard<std::mutex> lock(mu);
-      history.insert(history.end(), mine.begin(), mine.end());
-    });
-  }
+  Preload(3000);
+  StartLoad();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const auto t0 = Clock::now();
   StartMove(0, 1, 2);
@@ -126,36 +198,94 @@ TEST_F(ClusterMoveTest, AShardMovesUnderLoadLinearizablyAndLosesNothing) {
       std::chrono::seconds(60));
   const auto took = Clock::now() - t0;
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  stop = true;
-  for (auto& t : threads) t.join();
-  ASSERT_TRUE(switched) << "the move did not finish: node 1:\n"
-                        << nodes_[0].StderrText() << "\nnode 2:\n"
-                        << nodes_[1].StderrText();
-  fprintf(
-      stderr, "move of users.s0 under load: %lld ms\n",
-      static_cast<long long>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  StopLoadAndCheck();
+  ASSERT_TRUE(switched) << "the move did not finish";
+  fprintf(stderr, "move of users.s0 under load: %lld ms\n", Ms(took));
   EXPECT_TRUE(nodes_[1].WaitForLog("shard 'users.s0' moved here"));
   EXPECT_TRUE(nodes_[0].WaitForLog("dropped shard 'users.s0'"));
-  EXPECT_EQ(errors.load(), 0);
-  EXPECT_GT(history.size(), size_t{kClients * 50});
-  EXPECT_EQ(NonLinearizableKeys(history), std::vector<std::string>{});
   // Every key written before the move reads back, through the new owner.
-  auto c = Client::Connect(ClusterOptions());
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  int checked = 0;
-  for (const auto& [k, v] : before) {
-    std::string got;
-    Status st = (*c)->Get(k, &got);
-    ASSERT_TRUE(st.ok()) << k << ": " << st.ToString();
-    ASSERT_EQ(got, v) << k;
-    checked += ShardOf(k) == 0;
-  }
-  EXPECT_GT(checked, 500);
+  CheckPreloaded();
+  int in_shard0 = 0;
+  for (const auto& kv : before_) in_shard0 += ShardOf(kv.first) == 0;
+  EXPECT_GT(in_shard0, 500);
   // And node 2 serves shard 0 directly; node 1 refuses it.
   auto direct = Direct(2, "users.s0", 2);
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
   EXPECT_TRUE(Direct(1, "users.s0", 2).status().IsWrongShard());
+}
+
+// A fourth node joins a balanced three-node cluster (4 shards: node 1
+// holds two) under load; every node runs --rebalance, so the elected
+// controller moves one shard of node 1's to node 4 live (the planner's
+// rule: most to least loaded while they differ by 2, the first such
+// shard in map order: shard 0). Nothing else moves.
+TEST_F(ClusterMoveTest, AFourthNodeJoiningUnderLoadTakesAShardLive) {
+  for (uint32_t id = 1; id <= 3; id++) StartNode(id, 2, /*rebalance=*/true);
+  PutMap(UsersMap({1, 2, 3, 1}, {1, 1, 1, 1}));
+  for (uint32_t s = 0; s < 4; s++) {
+    ASSERT_TRUE(Serving(s == 3 ? 1 : s + 1, "users.s" + std::to_string(s), 1));
+  }
+  Preload(2000);
+  // Balanced (2, 1, 1): the controller starts nothing.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(NoMoves());
+  StartLoad();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto t0 = Clock::now();
+  StartNode(4, 2, /*rebalance=*/true);
+  const bool moved = WaitFor(
+      [&] { return ShardsOf(4) == std::vector<uint32_t>{0} && NoMoves(); },
+      std::chrono::seconds(60));
+  const auto took = Clock::now() - t0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  StopLoadAndCheck();
+  ASSERT_TRUE(moved) << "node 4 got no shard";
+  fprintf(stderr, "node 4 joined; users.s0 moved to it in %lld ms\n", Ms(took));
+  EXPECT_EQ(Owner(0), std::make_pair(4u, 2u));
+  EXPECT_EQ(ShardsOf(1), std::vector<uint32_t>{3});
+  EXPECT_EQ(ShardsOf(2), std::vector<uint32_t>{1});
+  EXPECT_EQ(ShardsOf(3), std::vector<uint32_t>{2});
+  EXPECT_TRUE(nodes_[3].WaitForLog("shard 'users.s0' moved here"));
+  EXPECT_TRUE(nodes_[0].WaitForLog("dropped shard 'users.s0'"));
+  CheckPreloaded();
+  // Balanced now (1 each): still nothing more after a while.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(NoMoves());
+}
+
+// Node 1 (primary of shards 0 and 3) is drained under load, as `kvadmin
+// cluster drain 1` asks: both shards move away live, one at a time
+// (max_moves 1), to the least loaded nodes; node 1 ends with none, and
+// the clients never see an error or a wrong value.
+TEST_F(ClusterMoveTest, ADrainedNodeHandsOverEveryShardUnderLoad) {
+  StartNodes(3);
+  PutMap(UsersMap({1, 2, 3, 1}, {1, 1, 1, 1}));
+  for (uint32_t s = 0; s < 4; s++) {
+    ASSERT_TRUE(Serving(s == 3 ? 1 : s + 1, "users.s" + std::to_string(s), 1));
+  }
+  Preload(2000);
+  StartLoad();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(etcd_client_->Put("/rpkv/t/drain/1", "0").ok());
+  const bool drained = WaitFor([&] { return ShardsOf(1).empty() && NoMoves(); },
+                               std::chrono::seconds(90));
+  const auto took = Clock::now() - t0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  StopLoadAndCheck();
+  ASSERT_TRUE(drained) << "node 1 still holds shards";
+  fprintf(stderr, "node 1 drained (2 shards) under load in %lld ms\n",
+          Ms(took));
+  // One each to nodes 2 and 3 (the least loaded, then the other).
+  EXPECT_EQ(ShardsOf(2).size(), 2u);
+  EXPECT_EQ(ShardsOf(3).size(), 2u);
+  EXPECT_EQ(Owner(0).second, 2u);
+  EXPECT_EQ(Owner(3).second, 2u);
+  EXPECT_TRUE(nodes_[0].WaitForLog("dropped shard 'users.s0'"));
+  EXPECT_TRUE(nodes_[0].WaitForLog("dropped shard 'users.s3'"));
+  CheckPreloaded();
+  // Node 1 serves nothing: a direct client of shard 3 is refused.
+  EXPECT_TRUE(Direct(1, "users.s3", 2).status().IsWrongShard());
 }
 
 // A paused move, cancelled: the source serves on, unharmed; the target

@@ -45,7 +45,8 @@ class ClusterNodeTest : public ::testing::Test {
             "--cluster=" + etcd_.url(),
             "--node_id=" + std::to_string(id),
             "--cluster_name=t",
-            "--lease_ttl_s=2"};
+            "--lease_ttl_s=2",
+            "--rebalance=false"};
   }
   // The value of key under /rpkv/t/, or "" when absent.
   std::string Key(const std::string& key) {

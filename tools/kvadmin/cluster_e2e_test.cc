@@ -41,10 +41,10 @@ class KvadminClusterTest : public ::testing::Test {
   // Starts kvserver --cluster as node `id` of cluster "t".
   ServerProcess& StartNode(uint32_t id) {
     auto node = std::make_unique<ServerProcess>();
-    Status st = node->Start({"--pool=" + dir_ + "/n" + std::to_string(id),
-                             "--pool_size=64M", "--cluster=" + etcd_.url(),
-                             "--node_id=" + std::to_string(id),
-                             "--cluster_name=t", "--lease_ttl_s=2"});
+    Status st = node->Start(
+        {"--pool=" + dir_ + "/n" + std::to_string(id), "--pool_size=64M",
+         "--cluster=" + etcd_.url(), "--node_id=" + std::to_string(id),
+         "--cluster_name=t", "--lease_ttl_s=2", "--rebalance=false"});
     EXPECT_TRUE(st.ok()) << st.ToString() << node->StderrText();
     nodes_.push_back(std::move(node));
     return *nodes_.back();
