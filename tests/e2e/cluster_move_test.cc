@@ -127,7 +127,7 @@ class ClusterMoveTest : public ClusterTest {
     for (auto& t : load_) t.join();
     load_.clear();
     EXPECT_EQ(errors_.load(), 0);
-    EXPECT_GT(history_.size(), size_t{kClients * 50});
+    EXPECT_GE(history_.size(), size_t{kClients * 50});  // each did its 50
     const std::vector<std::string> bad = NonLinearizableKeys(history_);
     EXPECT_EQ(bad, std::vector<std::string>{});
     if (!bad.empty()) DumpKey(bad[0]);
