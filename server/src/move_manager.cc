@@ -213,7 +213,6 @@ void MoveManager::Incoming(const std::string& name, const MoveRecord& r,
     // would destroy the shard just moved here. CI's drain test did that.
     if (read.revision < applied) return;
     if (options_.shards->owned().count(name) != 0) return;
-    if (options_.shards->IncomingEpoch(name) == r.epoch) return;
     Status st = Prepare(name, r, read);
     if (!st.ok()) {
       Logf("move of '%s' here from node %u: cannot prepare: %s", name.c_str(),
