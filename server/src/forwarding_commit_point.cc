@@ -1,6 +1,7 @@
 #include "forwarding_commit_point.h"
 
 #include <mutex>
+#include <vector>
 
 namespace kv::server {
 
@@ -18,13 +19,16 @@ Status ForwardingCommitPoint::MakeDurable(const store::Persister::Range* ranges,
   }
   KV_RETURN_IF_ERROR(local_.MakeDurable(ranges, n));
   if (forwarder_ == nullptr) return Status::Ok();
+  std::vector<ForwardedRecord> records;
+  records.reserve(n);
   for (size_t i = 0; i < n; i++) {
     const auto* p = static_cast<const uint8_t*>(ranges[i].addr);
     // Records lie in the log; the index's buckets do not.
     if (p < log_ || p >= log_ + log_size_) continue;
-    forwarder_->Forward(p, ranges[i].len);
+    records.push_back({p, ranges[i].len});
   }
-  return Status::Ok();
+  if (records.empty()) return Status::Ok();
+  return forwarder_->Forward(records.data(), records.size());
 }
 
 bool ForwardingCommitPoint::publish_before_durable() const {

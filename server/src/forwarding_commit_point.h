@@ -36,15 +36,22 @@
 
 namespace kv::server {
 
+// One committed record (sealed, as in the log).
+struct ForwardedRecord {
+  const uint8_t* data;
+  size_t length;
+};
+
 // Where forwarded records go (a shard move's source). Called under the
 // commit point's shared lock, possibly from several threads at once.
 class Forwarder {
  public:
   virtual ~Forwarder() = default;
-  // Copies the record (sealed, as in the log) to the target and returns
-  // once it is durable there — or records that the move failed (the
-  // commit stands: the source still owns the shard).
-  virtual void Forward(const uint8_t* record, size_t length) = 0;
+  // Copies the records, in order, to the target and returns once they are
+  // durable there: ok, or why not. An error fails the commits
+  // (MakeDurable returns it); a forwarder whose failure should not (a
+  // move's: the source still owns the shard) records it and returns ok.
+  virtual Status Forward(const ForwardedRecord* records, size_t n) = 0;
 };
 
 class ForwardingCommitPoint : public store::CommitPoint {

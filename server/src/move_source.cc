@@ -15,13 +15,23 @@ class MoveSource::LinkForwarder : public Forwarder {
  public:
   LinkForwarder(std::shared_ptr<PeerLink> link, MoveSource* owner)
       : link_(std::move(link)), owner_(owner) {}
-  void Forward(const uint8_t* record, size_t length) override {
-    Result<PeerLink::Copied> c = link_->Copy(record, length);
-    if (!c.ok()) {
-      owner_->Fail(c.status());
-      return;
+  Status Forward(const ForwardedRecord* records, size_t n) override {
+    uint64_t last = 0;
+    for (size_t i = 0; i < n; i++) {
+      Result<uint64_t> t = link_->Submit(records[i].data, records[i].length);
+      if (!t.ok()) {
+        owner_->Fail(t.status());
+        return Status::Ok();
+      }
+      last = *t;
     }
-    forwarded_.fetch_add(1, std::memory_order_relaxed);
+    Status st = link_->WaitFor(last);
+    if (!st.ok()) {
+      owner_->Fail(st);
+      return Status::Ok();
+    }
+    forwarded_.fetch_add(n, std::memory_order_relaxed);
+    return Status::Ok();
   }
   uint64_t forwarded() const {
     return forwarded_.load(std::memory_order_relaxed);
@@ -127,17 +137,21 @@ void MoveSource::Copy() {
     progress_.keys_total = keys.size();
   }
   uint64_t sent = 0;  // the previous record's bytes: paced before the next
+  uint64_t last = 0;  // the last record's ticket
   for (const std::string& key : keys) {
     if (!Pace(sent)) return;
     sent = 0;
-    // Under the key's stripe: no commit of it is between its decide and
-    // its forward meanwhile, so the link sees its versions in order.
+    // Submitted under the key's stripe: no commit of it is between its
+    // decide and its forward meanwhile, so the link (ordered) carries its
+    // versions in order. The copier does not wait for each record: the
+    // link keeps a window of them in flight.
     st = ks.WithCurrentRecord(key, [&](const uint8_t* rec, size_t n) {
-      Result<PeerLink::Copied> c = link_->Copy(rec, n);
-      if (!c.ok()) {
-        Fail(c.status());
+      Result<uint64_t> t = link_->Submit(rec, n);
+      if (!t.ok()) {
+        Fail(t.status());
         return;
       }
+      last = *t;
       sent = n;
     });
     if (!st.ok() && !st.IsNotFound()) Fail(st);  // not_found: gone since
@@ -146,6 +160,15 @@ void MoveSource::Copy() {
       if (!progress_.failure.ok()) return;
       progress_.keys_copied++;
       progress_.bytes_copied += sent;
+    }
+  }
+  // Every record submitted is committed on the target before the copy
+  // counts as complete.
+  if (last != 0) {
+    st = link_->WaitFor(last);
+    if (!st.ok()) {
+      Fail(st);
+      return;
     }
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -17,15 +17,25 @@ namespace pr = kv::protocol;
 namespace rf = kv::record_format;
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kRecvSlots = 4;
+// The buffer: receive slots (a reply per record in flight, and room for
+// an ERROR), the control send slot (HELLO, REFILL, BYE), a COMMIT send
+// slot per record in flight, and the staging ring the records are written
+// from.
+constexpr size_t kRecvSlots = PeerLink::kWindow + 4;
 constexpr size_t kSlot = pr::kMaxMessage;
 constexpr size_t kSendOffset = kRecvSlots * kSlot;
-constexpr size_t kDataOffset = kSendOffset + kSlot;
-// The largest record a keyspace can hold (a 16-bit slot length in units).
+constexpr size_t kCommitSlot = 64;
+static_assert(pr::kHeaderSize + pr::kCommitSize <= kCommitSlot);
+constexpr size_t kCommitOffset = kSendOffset + kSlot;
+constexpr size_t kRingOffset = kCommitOffset + PeerLink::kWindow * kCommitSlot;
+// The largest record a keyspace can hold (a 16-bit slot length in units);
+// the ring holds two.
 constexpr size_t kDataSize =
     index_format::kMaxRecordUnits * index_format::kUnit;
+constexpr size_t kRingSize = 2 * kDataSize;
 constexpr uint64_t kSendTag = 1000;
 constexpr uint64_t kWriteTag = 1001;
+constexpr uint64_t kCommitSendTag = 1002;
 // A REFILL answered busy (the target's per-connection rate limit) is sent
 // again after this pause, at most this many times.
 constexpr auto kBusyPause = std::chrono::milliseconds(20);
@@ -57,7 +67,7 @@ Status FromAdmit(const pr::Accept& a, const std::string& who) {
 }  // namespace
 
 PeerLink::PeerLink(Options options)
-    : options_(std::move(options)), buf_(kDataOffset + kDataSize, 0) {}
+    : options_(std::move(options)), buf_(kRingOffset + kRingSize, 0) {}
 
 Result<std::unique_ptr<PeerLink>> PeerLink::Open(const Options& options) {
   std::unique_ptr<PeerLink> link(new PeerLink(options));
@@ -113,6 +123,7 @@ Result<std::unique_ptr<PeerLink>> PeerLink::Open(const Options& options) {
   if (link->accept_.admit != pr::Admit::kOk) {
     return FromAdmit(link->accept_, who);
   }
+  link->window_ = std::min<size_t>(kWindow, link->accept_.max_inflight);
   return link;
 }
 
@@ -124,9 +135,11 @@ Status PeerLink::Connect(const pr::Connect& connect, pr::Accept* accept) {
   int rc = rpma_conn_cfg_new(&cfg);
   if (rc) return FromRpma(rc, "rpma_conn_cfg_new");
   rpma_conn_cfg_set_timeout(cfg, static_cast<int>(options_.timeout.count()));
+  // Per record in flight: a write and a COMMIT send (signalled: the CQ
+  // holds its completion until it is reaped), and a reply.
   rpma_conn_cfg_set_rq_size(cfg, kRecvSlots);
-  rpma_conn_cfg_set_sq_size(cfg, 8);
-  rpma_conn_cfg_set_cq_size(cfg, kRecvSlots + 8);
+  rpma_conn_cfg_set_sq_size(cfg, 2 * kWindow + 8);
+  rpma_conn_cfg_set_cq_size(cfg, kRecvSlots + kWindow + 8);
   rpma_conn_req* req = nullptr;
   rc = rpma_conn_req_new(peer_, options_.target.host.c_str(),
                          options_.target.port.c_str(), cfg, &req);
@@ -191,10 +204,13 @@ void PeerLink::Disconnect() {
 
 PeerLink::~PeerLink() {
   if (conn_ != nullptr && failure_.ok()) {
+    while (!in_flight_.empty() && ReapOne().ok()) {
+    }
     // Hands the grant's tail back; the target disconnects after BYE.
-    (void)Send(pr::Type::kBye, nullptr, 0);
+    if (failure_.ok()) (void)Send(pr::Type::kBye, nullptr, 0);
   }
   Disconnect();
+  if (remote_ != nullptr) (void)rpma_mr_remote_delete(&remote_);
   if (mr_ != nullptr) (void)rpma_mr_dereg(&mr_);
   if (peer_ != nullptr) (void)rpma_peer_delete(&peer_);
 }
@@ -240,6 +256,9 @@ Status PeerLink::Wait(int opcode) {
         if (opcode == IBV_WC_RECV) return Status::Ok();
         continue;
       }
+      // A COMMIT's send completion is nobody's to wait for (its reply
+      // is); a control send's is.
+      if (wc.opcode == IBV_WC_SEND && wc.wr_id == kCommitSendTag) continue;
       if (static_cast<int>(wc.opcode) == opcode) return Status::Ok();
       continue;
     }
@@ -294,6 +313,11 @@ Status PeerLink::Refill(bool for_delete) {
       return Status(ack.status, who + ": REFILL: " + ack.message);
     }
     grant_ = ack.grant;
+    have_grant_ = false;
+    if (remote_ != nullptr) (void)rpma_mr_remote_delete(&remote_);
+    int rc = rpma_mr_remote_from_descriptor(grant_.write_desc,
+                                            pr::kDescriptorSize, &remote_);
+    if (rc) return FromRpma(rc, "rpma_mr_remote_from_descriptor");
     have_grant_ = true;
     tail_ = grant_.start;
     return Status::Ok();
@@ -308,13 +332,76 @@ Status PeerLink::Fail(Status why) {
 Result<PeerLink::Copied> PeerLink::Copy(const uint8_t* record, size_t length) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!failure_.ok()) return failure_;
-  Copied out;
-  Status st = CopyLocked(record, length, &out);
-  if (!st.ok()) return st;
-  return out;
+  Result<uint64_t> ticket = SubmitLocked(record, length);
+  if (!ticket.ok()) return ticket.status();
+  KV_RETURN_IF_ERROR(WaitForLocked(*ticket));
+  // The lock was held throughout: the last record reaped is this one.
+  return Copied{last_stale_};
 }
 
-Status PeerLink::CopyLocked(const uint8_t* record, size_t length, Copied* out) {
+Result<uint64_t> PeerLink::Submit(const uint8_t* record, size_t length) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failure_.ok()) return failure_;
+  return SubmitLocked(record, length);
+}
+
+Status PeerLink::WaitFor(uint64_t ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return WaitForLocked(ticket);
+}
+
+Status PeerLink::WaitForLocked(uint64_t ticket) {
+  if (ticket > submitted_) {
+    return Status::InvalidArgument("no such ticket: " + std::to_string(ticket));
+  }
+  while (acked_ < ticket) {
+    if (!failure_.ok()) return failure_;
+    KV_RETURN_IF_ERROR(ReapOne());
+  }
+  return Status::Ok();
+}
+
+int64_t PeerLink::RingSpace(uint64_t length) const {
+  if (in_flight_.empty()) return 0;
+  const uint64_t front = in_flight_.front().ring_offset;
+  if (front <= ring_next_) {  // in use: [front, ring_next_)
+    if (ring_next_ + length <= kRingSize) {
+      return static_cast<int64_t>(ring_next_);
+    }
+    return length < front ? 0 : -1;
+  }
+  // Wrapped: in use [front, kRingSize) and [0, ring_next_).
+  return ring_next_ + length < front ? static_cast<int64_t>(ring_next_) : -1;
+}
+
+Status PeerLink::ReapOne() {
+  const std::string who = "node " + options_.target.ToString();
+  if (in_flight_.empty()) return Status::Ok();
+  pr::Header h;
+  std::string reply;
+  Status st = Receive(&h, &reply);
+  pr::CommitAck ack;
+  if (st.ok() &&
+      (h.type != pr::Type::kCommitAck ||
+       h.request_id != in_flight_.front().request_id ||
+       !pr::DecodeCommitAck(reinterpret_cast<const uint8_t*>(reply.data()),
+                            reply.size(), &ack)
+            .ok())) {
+    st = Status::Unavailable(who + " answered COMMIT with no COMMIT_ACK");
+  }
+  if (!st.ok()) return Fail(st);
+  if (ack.status != StatusCode::kOk) {
+    return Fail(Status(ack.status, who + " refused the copy: " + ack.message));
+  }
+  records_++;
+  bytes_ += in_flight_.front().length;
+  in_flight_.pop_front();
+  acked_++;
+  last_stale_ = ack.flags & pr::kAckStale;
+  return Status::Ok();
+}
+
+Result<uint64_t> PeerLink::SubmitLocked(const uint8_t* record, size_t length) {
   rf::RecordView view;
   Status st = rf::VerifyRecord(record, length, accept_.keyspace_id, &view);
   if (!st.ok()) return Status::Corruption("copy: " + st.message());
@@ -330,9 +417,11 @@ Status PeerLink::CopyLocked(const uint8_t* record, size_t length, Copied* out) {
   }
   const bool tombstone = view.tombstone();
   // A grant the record does not fit (or none yet), or the delete reserve
-  // for a put: a fresh one.
+  // for a put: a fresh one, once every record in flight is answered (a
+  // REFILL_ACK comes after their COMMIT_ACKs).
   if (!have_grant_ || tail_ + length > grant_.size ||
       ((grant_.flags & pr::kGrantDeletesOnly) && !tombstone)) {
+    while (!in_flight_.empty()) KV_RETURN_IF_ERROR(ReapOne());
     st = Refill(tombstone);
     if (!st.ok()) return Fail(st);
     if (tail_ + length > grant_.size) {
@@ -342,19 +431,18 @@ Status PeerLink::CopyLocked(const uint8_t* record, size_t length, Copied* out) {
                           std::to_string(length) + " bytes"));
     }
   }
+  while (in_flight_.size() >= window_) KV_RETURN_IF_ERROR(ReapOne());
+  int64_t at;
+  while ((at = RingSpace(length)) < 0) KV_RETURN_IF_ERROR(ReapOne());
   // The bytes, then the COMMIT: a send is ordered after the write on the
-  // connection, and the target persists record and slot together.
-  std::memcpy(buf_.data() + kDataOffset, record, length);
-  rpma_mr_remote* remote = nullptr;
-  int rc = rpma_mr_remote_from_descriptor(grant_.write_desc,
-                                          pr::kDescriptorSize, &remote);
-  if (rc) return Fail(FromRpma(rc, "rpma_mr_remote_from_descriptor"));
-  rc = rpma_write(conn_, remote, tail_ - grant_.start, mr_, kDataOffset, length,
-                  RPMA_F_COMPLETION_ALWAYS,
-                  reinterpret_cast<const void*>(kWriteTag));
-  st = rc ? FromRpma(rc, "rpma_write") : Wait(IBV_WC_RDMA_WRITE);
-  (void)rpma_mr_remote_delete(&remote);
-  if (!st.ok()) return Fail(st);
+  // connection, and the target persists record and slot together. The
+  // write reports only an error; the COMMIT's reply says it landed.
+  const uint64_t staged = kRingOffset + static_cast<uint64_t>(at);
+  std::memcpy(buf_.data() + staged, record, length);
+  int rc = rpma_write(conn_, remote_, tail_ - grant_.start, mr_, staged, length,
+                      RPMA_F_COMPLETION_ON_ERROR,
+                      reinterpret_cast<const void*>(kWriteTag));
+  if (rc) return Fail(FromRpma(rc, "rpma_write"));
   pr::Commit c;
   c.op = tombstone ? 1 : 0;
   c.flags = pr::kCommitReplica;
@@ -363,31 +451,23 @@ Status PeerLink::CopyLocked(const uint8_t* record, size_t length, Copied* out) {
   c.offset = tail_;
   c.length = static_cast<uint32_t>(length);
   c.key_hash = view.header.key_hash;
-  uint8_t payload[pr::kCommitSize];
-  pr::EncodeCommit(c, payload);
-  st = Send(pr::Type::kCommit, payload, sizeof(payload));
   pr::Header h;
-  std::string reply;
-  if (st.ok()) st = Receive(&h, &reply);
-  pr::CommitAck ack;
-  if (st.ok() &&
-      (h.type != pr::Type::kCommitAck ||
-       !pr::DecodeCommitAck(reinterpret_cast<const uint8_t*>(reply.data()),
-                            reply.size(), &ack)
-            .ok())) {
-    st = Status::Unavailable("node " + options_.target.ToString() +
-                             " answered COMMIT with no COMMIT_ACK");
-  }
-  if (!st.ok()) return Fail(st);
-  if (ack.status != StatusCode::kOk) {
-    return Fail(Status(ack.status, "node " + options_.target.ToString() +
-                                       " refused the copy: " + ack.message));
-  }
+  h.type = pr::Type::kCommit;
+  h.request_id = ++request_id_;
+  h.length = static_cast<uint32_t>(pr::kCommitSize);
+  h.map_epoch = options_.epoch;
+  // The slot of the ticket kWindow before this one, answered already.
+  const size_t slot = kCommitOffset + (submitted_ % kWindow) * kCommitSlot;
+  pr::EncodeHeader(h, buf_.data() + slot);
+  pr::EncodeCommit(c, buf_.data() + slot + pr::kHeaderSize);
+  rc = rpma_send(conn_, mr_, slot, pr::kHeaderSize + pr::kCommitSize,
+                 RPMA_F_COMPLETION_ALWAYS,
+                 reinterpret_cast<const void*>(kCommitSendTag));
+  if (rc) return Fail(FromRpma(rc, "rpma_send"));
+  in_flight_.push_back({static_cast<uint64_t>(at), length, h.request_id});
+  ring_next_ = static_cast<uint64_t>(at) + length;
   tail_ += length;
-  records_++;
-  bytes_ += length;
-  out->stale = ack.flags & pr::kAckStale;
-  return Status::Ok();
+  return ++submitted_;
 }
 
 Status PeerLink::health() const {

@@ -6,18 +6,29 @@
 // record's bytes one-sided written at the grant's tail, then a COMMIT
 // with the replica flag, answered by the target's COMMIT_ACK.
 //
-// Synchronous: one record in flight, each Copy a round trip. A failed
-// Copy fails the link for good (its outcome on the target is unknown):
-// later calls return the same error, and the move that uses it fails.
+// Pipelined and ordered: Submit() stages a record, writes it and sends
+// its COMMIT without waiting, up to a window of records in flight (the
+// target's max in flight, at most kWindow); WaitFor(ticket) returns once
+// the target acknowledged every record up to that one. Records reach the
+// target, and are committed there, in the order Submit() was called (one
+// connection, acknowledgements in request order): a caller that submits
+// under a key's lock orders that key's versions. A batch of records costs
+// one round trip, not one each. Copy() is Submit + WaitFor.
 //
-// Thread-safety: Copy from any thread; a mutex runs the calls one at a
-// time in the order they take it (the move's forwarded commits and its
-// copier share one ordered link). Open and the destructor from one thread.
+// A failed record fails the link for good (its outcome on the target is
+// unknown, and so is every later one's): later calls return the same
+// error, and whoever uses the link fails (the move; the commit).
+//
+// Thread-safety: every method from any thread; a mutex orders the calls
+// (the move's forwarded commits and its copier share one ordered link),
+// held while waiting for the target. Open and the destructor from one
+// thread.
 #ifndef KV_SERVER_PEER_LINK_H_
 #define KV_SERVER_PEER_LINK_H_
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +41,7 @@
 struct rpma_peer;
 struct rpma_conn;
 struct rpma_mr_local;
+struct rpma_mr_remote;
 struct rpma_cq;
 
 namespace kv::server {
@@ -55,6 +67,9 @@ class PeerLink {
   PeerLink(const PeerLink&) = delete;
   PeerLink& operator=(const PeerLink&) = delete;
 
+  // Records in flight at most (and the target's max in flight).
+  static constexpr size_t kWindow = 32;
+
   struct Copied {
     bool stale = false;  // the target held this version or a newer one
   };
@@ -64,6 +79,14 @@ class PeerLink {
   // the target's segment), and — failing the link — what the target
   // answered (its status) or unavailable / timed_out.
   Result<Copied> Copy(const uint8_t* record, size_t length);
+
+  // Stages and sends one record (as Copy) without waiting for the target,
+  // unless the window is full or a new grant is needed. Returns its
+  // ticket (1, 2, ... in submission order). Errors as Copy's.
+  Result<uint64_t> Submit(const uint8_t* record, size_t length);
+  // Returns once the target committed every record up to `ticket`; the
+  // link's failure if any record failed.
+  Status WaitFor(uint64_t ticket);
 
   // ok until a Copy failed (or the connection ended); then that error.
   Status health() const;
@@ -80,8 +103,19 @@ class PeerLink {
   // Waits for a completion of `opcode` (receives are queued meanwhile).
   Status Wait(int opcode);
   Status Refill(bool for_delete);
-  Status CopyLocked(const uint8_t* record, size_t length, Copied* out);
+  Result<uint64_t> SubmitLocked(const uint8_t* record, size_t length);
+  // Takes the oldest record's COMMIT_ACK (waiting for it).
+  Status ReapOne();
+  Status WaitForLocked(uint64_t ticket);
+  // Where a record of `length` bytes may be staged now, or -1.
+  int64_t RingSpace(uint64_t length) const;
   Status Fail(Status why);
+
+  struct InFlight {
+    uint64_t ring_offset;  // staged in the ring at this offset
+    uint64_t length;
+    uint32_t request_id;  // of its COMMIT
+  };
 
   const Options options_;
   mutable std::mutex mu_;
@@ -95,8 +129,15 @@ class PeerLink {
   protocol::Accept accept_;
   protocol::Grant grant_;
   bool have_grant_ = false;
+  rpma_mr_remote* remote_ = nullptr;  // the grant's write descriptor
   uint64_t tail_ = 0;  // next free byte of the grant (segment offset)
   uint32_t request_id_ = 0;
+  size_t window_ = 1;               // min(kWindow, the target's max in flight)
+  std::deque<InFlight> in_flight_;  // oldest first
+  uint64_t ring_next_ = 0;          // next staging offset in the ring
+  uint64_t submitted_ = 0;          // tickets handed out
+  uint64_t acked_ = 0;              // tickets the target committed
+  bool last_stale_ = false;         // the ack of ticket acked_
   Status failure_;
   uint64_t records_ = 0;
   uint64_t bytes_ = 0;

@@ -38,6 +38,58 @@ TEST_F(PeerLinkTest, CopiesKeepTheSourcesVersionsAcrossGrants) {
   }
 }
 
+// Submit does not wait: records pipeline (a window in flight, across
+// several grants), tickets count up in order, and WaitFor of the last
+// one means every record is committed on the target. A put and the
+// delete that follows it, submitted in that order, arrive in that order.
+TEST_F(PeerLinkTest, SubmittedRecordsPipelineInOrderAcrossGrants) {
+  store::Writer w(source_);
+  const std::string big(3000, 'p');
+  std::vector<std::string> records;
+  auto current = [&](const std::string& key) {
+    std::string rec;
+    EXPECT_TRUE(source_
+                    ->WithCurrentRecord(
+                        key,
+                        [&](const uint8_t* r, size_t n) {
+                          rec.assign(reinterpret_cast<const char*>(r), n);
+                        })
+                    .ok());
+    return rec;
+  };
+  for (int i = 0; i < 400; i++) {
+    const std::string key = "p" + std::to_string(i);
+    ASSERT_TRUE(w.Put(key, big + std::to_string(i)).ok());
+    records.push_back(current(key));
+  }
+  // A delete of p7, sealed as the source would, after its put.
+  store::Version v;
+  std::string got;
+  ASSERT_TRUE(source_->Get("p7", &got, &v).ok());
+  std::string tomb(rf::RecordSize(2, 0), '\0');
+  rf::EncodeRecord(tomb.data(), kShardId, v.sequence + 1000, true, "p7", "");
+  records.push_back(tomb);
+  auto link = PeerLink::Open(LinkOptions());
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  uint64_t last = 0;
+  for (const std::string& r : records) {
+    auto t =
+        (*link)->Submit(reinterpret_cast<const uint8_t*>(r.data()), r.size());
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_EQ(*t, last + 1);
+    last = *t;
+  }
+  EXPECT_EQ((*link)->WaitFor(last + 1).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE((*link)->WaitFor(last).ok());
+  EXPECT_EQ((*link)->records(), records.size());
+  EXPECT_TRUE((*link)->WaitFor(1).ok());  // long done
+  for (int i : {0, 199, 399}) {
+    const std::string key = "p" + std::to_string(i);
+    EXPECT_EQ(TargetValue(key), big + std::to_string(i)) << key;
+  }
+  EXPECT_EQ(TargetValue("p7"), "<not_found>");
+}
+
 TEST_F(PeerLinkTest, AnOlderCopyIsStaleAndADeleteApplies) {
   store::Writer w(source_);
   ASSERT_TRUE(w.Put("k", "v1").ok());

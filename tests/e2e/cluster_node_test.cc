@@ -139,6 +139,17 @@ TEST_F(ClusterNodeTest, ClusterFlagsAreCheckedAtStart) {
     EXPECT_NE(st.message().find("exited with 2"), std::string::npos)
         << st.ToString();
   }
+  // --max_moves outside 1..64 is a usage error that names the range.
+  for (const char* moves : {"--max_moves=0", "--max_moves=65"}) {
+    std::vector<std::string> flags = NodeFlags(5, "z.pool");
+    flags.push_back(moves);
+    Status st = node.Start(flags);
+    EXPECT_NE(st.message().find("exited with 2"), std::string::npos)
+        << moves << ": " << st.ToString();
+    EXPECT_NE(node.StderrText().find("--max_moves must be 1..64"),
+              std::string::npos)
+        << node.StderrText();
+  }
   // An etcd nobody runs: a runtime failure that names it.
   std::vector<std::string> flags = NodeFlags(4, "y.pool");
   flags[2] = "--cluster=etcd://127.0.0.1:" +

@@ -215,6 +215,44 @@ TEST_F(ClusterShardsTest, AStoppedNodeAcknowledgesNothingAfterItsDeadline) {
   EXPECT_NE(nodes_[0].StderrText().find("fenced"), std::string::npos);
 }
 
+// A node killed and restarted under a cluster client: the client's
+// connection to it is dead. A get changes nothing, so the router connects
+// again and retries it; a put's outcome on a broken connection is
+// unknown, so it is reported (unavailable), not retried.
+TEST_F(ClusterShardsTest, AGetOnABrokenConnectionIsRetriedAPutIsNot) {
+  StartNodes(1);
+  PutMap(UsersMap({1, 1, 1, 1}, {1, 1, 1, 1}));
+  ASSERT_TRUE(Serving(1, "users.s0", 1));
+  ClientOptions o = ClusterOptions();
+  o.op_timeout = seconds(15);
+  auto c = Client::Connect(o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE((*c)->Put("k", "v").ok());
+  // Kills node 1, waits for its lease to go (a restart with the same id
+  // is refused before), starts it again on the same pool and port.
+  auto restart = [&] {
+    nodes_[0].Kill9();
+    for (int i = 0; i < 100; i++) {
+      auto reg = etcd_client_->Get("/rpkv/t/nodes/1");
+      if (reg.ok() && reg->kvs.empty()) break;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    ASSERT_TRUE(nodes_[0].Restart().ok()) << nodes_[0].StderrText();
+  };
+  restart();
+  std::string v;
+  Status st = (*c)->Get("k", &v);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(v, "v");
+  restart();
+  st = (*c)->Put("k", "w");
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  // The next put connects again.
+  ASSERT_TRUE((*c)->Put("k", "x").ok());
+  ASSERT_TRUE((*c)->Get("k", &v).ok());
+  EXPECT_EQ(v, "x");
+}
+
 // Eight cluster clients run puts, deletes and gets on 32 keys over three
 // nodes while the map moves two shards' epochs (their requests are
 // refused with wrong_shard and retried); every op succeeds and the

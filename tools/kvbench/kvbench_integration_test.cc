@@ -353,6 +353,9 @@ TEST_F(KvbenchTest, BadFlagsAreUsageErrors) {
   EXPECT_EQ(Kvbench({"--value_size=8"}, &out), 2) << out;
   EXPECT_EQ(Kvbench({"--wait=spin"}, &out), 2) << out;
   EXPECT_EQ(Kvbench({"--workload=custom", "--read_ratio=0.5"}, &out), 2) << out;
+  EXPECT_EQ(Kvbench({"--timeline=/tmp/x.csv", "--timeline_ms=0"}, &out), 2)
+      << out;
+  EXPECT_NE(out.find("--timeline_ms"), std::string::npos) << out;
 }
 
 // kvbench_flush_floor: figures for each way and thread count; usage
@@ -492,13 +495,32 @@ TEST_F(KvbenchTest, TinyRpkvRunHasDocumentedJsonAndNoErrors) {
             Json::kNumber);
   // F (read-modify-write) on the loaded keys, D (inserts, latest) after it.
   fs::path f = dir_ / "f.json";
+  fs::path timeline = dir_ / "f.csv";
   ASSERT_EQ(Kvbench({"--server=" + addr, "--keyspace=bench", "--wait=block",
                      "--workload=f", "--keys=500", "--ops=300", "--warmup=0",
-                     "--load=false", "--json=" + f.string()},
+                     "--load=false", "--json=" + f.string(),
+                     "--timeline=" + timeline.string(), "--timeline_ms=5"},
                     &out),
             0)
       << out;
   ExpectReport(f, "rpkv", {"read", "rmw"}, {"update"});
+  // The timeline's buckets, 5 ms apart in order, count every measured op.
+  std::istringstream rows(ReadFile(timeline));
+  std::string row;
+  ASSERT_TRUE(std::getline(rows, row));
+  EXPECT_EQ(row, "t_ms,ops,ops_per_sec,errors,mean_us,max_us");
+  uint64_t ops = 0, expect_t = 0;
+  while (std::getline(rows, row)) {
+    unsigned long long t = 0, n = 0, errors = 0;
+    ASSERT_EQ(std::sscanf(row.c_str(), "%llu,%llu,%*f,%llu", &t, &n, &errors),
+              3)
+        << row;
+    EXPECT_EQ(t, expect_t) << row;
+    EXPECT_EQ(errors, 0u) << row;
+    expect_t += 5;
+    ops += n;
+  }
+  EXPECT_EQ(ops, 300u);
   fs::path d = dir_ / "d.json";
   ASSERT_EQ(Kvbench({"--server=" + addr, "--keyspace=bench", "--wait=adaptive",
                      "--workload=d", "--keys=500", "--ops=500", "--warmup=0",

@@ -88,6 +88,10 @@ DEFINE_string(plot_data, "", "write the latency CDF as gnuplot data to FILE");
 DEFINE_string(plot_spec, "",
               "no benchmark: render --plot from a plot spec "
               "(compare_redis.sh writes one; see plot.h)");
+DEFINE_string(timeline, "",
+              "write throughput and latency per --timeline_ms interval of "
+              "the measured run to FILE (CSV)");
+DEFINE_uint32(timeline_ms, 100, "width of a --timeline interval, 1..60000");
 DEFINE_string(label, "", "free text stored in the JSON config");
 DEFINE_uint64(seed, 1, "random seed (threads derive theirs)");
 
@@ -155,6 +159,9 @@ int main(int argc, char** argv) {
     return UsageError("--duration must be positive (or give --ops)");
   }
   if (!(FLAGS_warmup >= 0)) return UsageError("--warmup must be >= 0");
+  if (FLAGS_timeline_ms < 1 || FLAGS_timeline_ms > 60000) {
+    return UsageError("--timeline_ms must be in [1, 60000]");
+  }
 
   kvbench::RunConfig config;
   kvbench::WorkloadSpec& spec = config.spec;
@@ -184,6 +191,7 @@ int main(int argc, char** argv) {
   config.server_pid = FLAGS_server_pid;
   config.pings = FLAGS_pings;
   config.seed = FLAGS_seed;
+  if (!FLAGS_timeline.empty()) config.timeline_ms = FLAGS_timeline_ms;
 
   kvbench::Report report;
   report.backend = backend;
@@ -232,6 +240,9 @@ int main(int argc, char** argv) {
     rc = 4;
   };
   if (!FLAGS_json.empty()) output(kvbench::WriteJson(report, FLAGS_json));
+  if (!FLAGS_timeline.empty()) {
+    output(kvbench::WriteTimeline(report, FLAGS_timeline));
+  }
   std::string data = FLAGS_plot_data;
   if (data.empty() && !FLAGS_plot.empty()) data = FLAGS_plot + ".dat";
   if (!data.empty()) output(kvbench::WriteCdfData(report, data));

@@ -332,4 +332,28 @@ kv::Status WriteCdfData(const Report& r, const std::string& path) {
   return kv::Status::Ok();
 }
 
+kv::Status WriteTimeline(const Report& r, const std::string& path) {
+  const RunResult& res = *r.result;
+  uint32_t width = r.config->timeline_ms;
+  std::ofstream f(path);
+  f << "t_ms,ops,ops_per_sec,errors,mean_us,max_us\n";
+  for (size_t i = 0; i < res.timeline.size(); i++) {
+    const TimelineBucket& b = res.timeline[i];
+    char row[160];
+    std::snprintf(row, sizeof row, "%llu,%llu,%.0f,%llu,%.1f,%.1f\n",
+                  static_cast<unsigned long long>(i * uint64_t{width}),
+                  static_cast<unsigned long long>(b.ops),
+                  width ? b.ops * 1000.0 / width : 0,
+                  static_cast<unsigned long long>(b.errors),
+                  b.ops ? Us(b.total_ns / b.ops) : 0, Us(b.max_ns));
+    f << row;
+  }
+  f.close();
+  if (!f) {
+    return kv::Status::IoError("cannot write " + path + ": " +
+                               std::strerror(errno));
+  }
+  return kv::Status::Ok();
+}
+
 }  // namespace kvbench

@@ -36,6 +36,11 @@ kv::Status WriteJson(const Report& report, const std::string& path);
 // --plot and for compare_redis.sh's combined plot. Errors: io_error.
 kv::Status WriteCdfData(const Report& report, const std::string& path);
 
+// Writes the run's timeline (RunConfig::timeline_ms) as CSV to `path`:
+// one row per bucket, "t_ms,ops,ops_per_sec,errors,mean_us,max_us", t_ms
+// the bucket's start after the measured interval began. Errors: io_error.
+kv::Status WriteTimeline(const Report& report, const std::string& path);
+
 }  // namespace kvbench
 
 #endif  // RPKV_TOOLS_KVBENCH_REPORT_H_

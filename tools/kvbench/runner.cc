@@ -26,6 +26,10 @@ uint64_t NowNs() {
 
 enum Phase : int { kWarmup, kMeasure, kStop };
 
+// A timeline longer than this (a day of 1 ms buckets is far more) stops
+// growing: its memory stays bounded whatever --duration says.
+constexpr size_t kMaxTimelineBuckets = 1 << 20;
+
 // What the threads share; everything here is synchronized.
 struct Shared {
   Shared(const RunConfig& c)
@@ -46,6 +50,7 @@ struct Shared {
   std::atomic<uint64_t> claimed{0};  // measured operations handed out
   std::atomic<bool> fatal{false};    // a connection failed: stop all
   std::atomic<uint32_t> finished{0};
+  std::atomic<uint64_t> measure_start_ns{0};  // set before kMeasure
   std::mutex mu;
   std::vector<std::string> first_errors;  // guarded by mu
 };
@@ -118,8 +123,9 @@ class Worker {
   }
 
   std::array<OpStats, kOpTypes> stats;
-  std::atomic<uint64_t> done{0};  // operations completed, for progress
-  uint64_t last_end_ns = 0;       // end of the last measured round
+  std::vector<TimelineBucket> timeline;  // RunConfig::timeline_ms > 0
+  std::atomic<uint64_t> done{0};         // operations completed, for progress
+  uint64_t last_end_ns = 0;              // end of the last measured round
 
  private:
   void RunRound(size_t n, bool measure) {
@@ -143,10 +149,13 @@ class Worker {
       if (p.op == OpType::kInsert) shared_->counter.Acknowledge(p.key_id);
       if (!measure) continue;
       OpStats& s = stats[static_cast<size_t>(p.op)];
-      s.latency.Record((p.op == OpType::kRmw ? t2 : t1) - t0);
+      uint64_t end = p.op == OpType::kRmw ? t2 : t1;
+      s.latency.Record(end - t0);
+      bool failed = !error.empty() && error != "not_found";
+      Note(end, end - t0, failed);
       if (error == "not_found") {
         s.not_found++;
-      } else if (!error.empty()) {
+      } else if (failed) {
         s.errors++;
         if (st.ok()) {
           shared_->NoteError(std::string(OpName(p.op)) + " of " +
@@ -156,6 +165,22 @@ class Worker {
     }
     if (measure) last_end_ns = t2;
     done.fetch_add(n, std::memory_order_relaxed);
+  }
+
+  // Counts an operation that completed at `end` in its timeline bucket.
+  void Note(uint64_t end, uint64_t latency_ns, bool failed) {
+    if (config_.timeline_ms == 0) return;
+    uint64_t start = shared_->measure_start_ns.load(std::memory_order_relaxed);
+    if (end < start) return;
+    size_t i = static_cast<size_t>((end - start) /
+                                   (config_.timeline_ms * uint64_t{1000000}));
+    if (i >= kMaxTimelineBuckets) return;
+    if (i >= timeline.size()) timeline.resize(i + 1);
+    TimelineBucket& b = timeline[i];
+    b.ops++;
+    b.errors += failed ? 1 : 0;
+    b.total_ns += latency_ns;
+    if (latency_ns > b.max_ns) b.max_ns = latency_ns;
   }
 
   void BuildRound(size_t n) {
@@ -344,6 +369,7 @@ kv::Result<RunResult> Run(const RunConfig& config, BackendFactory* factory) {
   kv::Result<CpuTimes> server0 = kv::Status::NotFound("no --server_pid");
   if (config.server_pid > 0) server0 = ProcessCpu(config.server_pid);
   uint64_t measure_start = NowNs();
+  shared.measure_start_ns.store(measure_start, std::memory_order_relaxed);
   shared.phase.store(kMeasure, std::memory_order_release);
 
   auto run_end =
@@ -366,6 +392,12 @@ kv::Result<RunResult> Run(const RunConfig& config, BackendFactory* factory) {
     for (size_t op = 0; op < kOpTypes; op++) {
       result.ops[op].Merge(w->stats[op]);
       result.overall.Merge(w->stats[op]);
+    }
+    if (w->timeline.size() > result.timeline.size()) {
+      result.timeline.resize(w->timeline.size());
+    }
+    for (size_t i = 0; i < w->timeline.size(); i++) {
+      result.timeline[i].Merge(w->timeline[i]);
     }
   }
   result.seconds = (end - measure_start) / 1e9;

@@ -36,6 +36,21 @@ struct RunConfig {
   int server_pid = 0;     // > 0: also measure that process's CPU time
   uint32_t pings = 1000;  // round trips timed on one idle connection first
   uint64_t seed = 1;
+  uint32_t timeline_ms = 0;  // > 0: RunResult::timeline in buckets this wide
+};
+
+// One interval of the measured run, by when its operations completed.
+struct TimelineBucket {
+  uint64_t ops = 0;
+  uint64_t errors = 0;
+  uint64_t total_ns = 0;  // summed latency, for the mean
+  uint64_t max_ns = 0;
+  void Merge(const TimelineBucket& o) {
+    ops += o.ops;
+    errors += o.errors;
+    total_ns += o.total_ns;
+    if (o.max_ns > max_ns) max_ns = o.max_ns;
+  }
 };
 
 struct OpStats {
@@ -60,6 +75,9 @@ struct RunResult {
   double load_seconds = 0;
   std::vector<std::string> first_errors;  // up to 5 messages
   bool connection_lost = false;
+  // With RunConfig::timeline_ms: bucket i covers completions in
+  // [i, i+1) * timeline_ms after the measured interval began.
+  std::vector<TimelineBucket> timeline;
 };
 
 // Runs the benchmark. Errors: the first connect's error (nothing ran);
