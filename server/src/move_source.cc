@@ -146,7 +146,7 @@ void MoveSource::Copy() {
     // versions in order. The copier does not wait for each record: the
     // link keeps a window of them in flight.
     st = ks.WithCurrentRecord(key, [&](const uint8_t* rec, size_t n) {
-      Result<uint64_t> t = link_->Submit(rec, n);
+      Result<uint64_t> t = link_->Submit(rec, n, /*background=*/true);
       if (!t.ok()) {
         Fail(t.status());
         return;

@@ -329,8 +329,23 @@ Status PeerLink::Fail(Status why) {
   return failure_;
 }
 
+std::unique_lock<std::mutex> PeerLink::Lock(bool background) {
+  if (background) {
+    // A foreground caller is waiting: let it in first (std::mutex is not
+    // fair, and a copier relocks at once).
+    while (foreground_waiting_.load(std::memory_order_acquire) > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    return std::unique_lock<std::mutex>(mu_);
+  }
+  foreground_waiting_.fetch_add(1, std::memory_order_acq_rel);
+  std::unique_lock<std::mutex> lock(mu_);
+  foreground_waiting_.fetch_sub(1, std::memory_order_acq_rel);
+  return lock;
+}
+
 Result<PeerLink::Copied> PeerLink::Copy(const uint8_t* record, size_t length) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock = Lock(false);
   if (!failure_.ok()) return failure_;
   Result<uint64_t> ticket = SubmitLocked(record, length);
   if (!ticket.ok()) return ticket.status();
@@ -339,14 +354,15 @@ Result<PeerLink::Copied> PeerLink::Copy(const uint8_t* record, size_t length) {
   return Copied{last_stale_};
 }
 
-Result<uint64_t> PeerLink::Submit(const uint8_t* record, size_t length) {
-  std::lock_guard<std::mutex> lock(mu_);
+Result<uint64_t> PeerLink::Submit(const uint8_t* record, size_t length,
+                                  bool background) {
+  std::unique_lock<std::mutex> lock = Lock(background);
   if (!failure_.ok()) return failure_;
   return SubmitLocked(record, length);
 }
 
 Status PeerLink::WaitFor(uint64_t ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock = Lock(false);
   return WaitForLocked(ticket);
 }
 

@@ -26,6 +26,7 @@
 #ifndef KV_SERVER_PEER_LINK_H_
 #define KV_SERVER_PEER_LINK_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -83,7 +84,11 @@ class PeerLink {
   // Stages and sends one record (as Copy) without waiting for the target,
   // unless the window is full or a new grant is needed. Returns its
   // ticket (1, 2, ... in submission order). Errors as Copy's.
-  Result<uint64_t> Submit(const uint8_t* record, size_t length);
+  // `background` (a move's copier): the call waits while a foreground one
+  // (a commit's forward) waits for the link, so that a bulk copy cannot
+  // starve commits of it.
+  Result<uint64_t> Submit(const uint8_t* record, size_t length,
+                          bool background = false);
   // Returns once the target committed every record up to `ticket`; the
   // link's failure if any record failed.
   Status WaitFor(uint64_t ticket);
@@ -110,6 +115,8 @@ class PeerLink {
   // Where a record of `length` bytes may be staged now, or -1.
   int64_t RingSpace(uint64_t length) const;
   Status Fail(Status why);
+  // The link's lock, taken ahead of background callers when foreground.
+  std::unique_lock<std::mutex> Lock(bool background);
 
   struct InFlight {
     uint64_t ring_offset;  // staged in the ring at this offset
@@ -119,6 +126,7 @@ class PeerLink {
 
   const Options options_;
   mutable std::mutex mu_;
+  std::atomic<int> foreground_waiting_{0};
   rpma_peer* peer_ = nullptr;
   rpma_conn* conn_ = nullptr;
   rpma_mr_local* mr_ = nullptr;
