@@ -59,7 +59,8 @@ ControllerPlan PlanPass(const ControllerState& s, const EtcdKeys& keys,
   out.problems = s.problems;
   // Never a rebalance here: PlanPlacement does not move shards with live
   // replicas (that takes their data: PlanMoves below).
-  Result<Placement> placement = PlanPlacement(s.map, {s.live, s.desired});
+  Result<Placement> placement =
+      PlanPlacement(s.map, {s.live, s.desired, s.failed_backups});
   if (!placement.ok()) {
     out.placement_error = placement.status();
   } else {
@@ -70,6 +71,29 @@ ControllerPlan PlanPass(const ControllerState& s, const EtcdKeys& keys,
                             placement->changes});
       return out;
     }
+  }
+  // Failed-backup reports the map has moved past (another epoch, a shard
+  // or node it no longer has): done with, deleted.
+  std::vector<TxnOp> stale;
+  for (size_t i = 0; i < s.failed_backups.size(); i++) {
+    const FailedBackup& f = s.failed_backups[i];
+    const KeyspaceShards* ks = s.map.Find(f.shard.keyspace);
+    const Shard* shard = nullptr;
+    if (ks != nullptr) {
+      for (const Shard& x : ks->shards) {
+        if (x.id == f.shard.shard) shard = &x;
+      }
+    }
+    if (shard == nullptr || shard->epoch != f.epoch) {
+      stale.push_back(TxnOp::Delete(s.failed_backup_keys[i]));
+    }
+  }
+  if (!stale.empty()) {
+    out.writes.push_back({{},
+                          stale,
+                          {"deleted " + std::to_string(stale.size()) +
+                           " failed-backup report(s) of older "
+                           "epochs"}});
   }
 
   const MoveSteps steps = StepMoves(s.map, s.live, s.moves);

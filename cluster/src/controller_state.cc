@@ -1,6 +1,7 @@
 #include "controller_state.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "kv/cluster/node_registration.h"
 
@@ -71,6 +72,23 @@ void AddDrain(const KeyValue& kv, const EtcdKeys& keys, ControllerState* s) {
   s->draining.push_back(*id);
 }
 
+// A primary's report: the key names shard and node, the value the epoch.
+void AddFailedBackup(const KeyValue& kv, const EtcdKeys& keys,
+                     ControllerState* s) {
+  Result<EtcdKeys::FailedBackup> f = keys.FailedBackupOf(kv.key);
+  uint32_t epoch = 0;
+  const char* end = kv.value.data() + kv.value.size();
+  auto [p, ec] = std::from_chars(kv.value.data(), end, epoch);
+  if (!f.ok() || ec != std::errc() || p != end || epoch == 0) {
+    s->problems.push_back("ignoring " + kv.key +
+                          ": not a failed-backup report (the key names "
+                          "<keyspace>/<shard>/<node>, the value an epoch)");
+    return;
+  }
+  s->failed_backups.push_back({f->shard, f->node, epoch});
+  s->failed_backup_keys.push_back(kv.key);
+}
+
 }  // namespace
 
 Compare ControllerState::MapGuard(const EtcdKeys& keys) const {
@@ -102,6 +120,8 @@ ControllerState ReadControllerState(const Range& range, const EtcdKeys& keys,
       AddMove(kv, keys, &s);
     } else if (kv.key.starts_with(keys.drain_prefix())) {
       AddDrain(kv, keys, &s);
+    } else if (kv.key.starts_with(keys.failed_backups_prefix())) {
+      AddFailedBackup(kv, keys, &s);
     }
   }
   // Keys sort as text ("nodes/10" before "nodes/2"): order the ids.

@@ -19,6 +19,7 @@
 #include "kv/cluster/etcd_types.h"
 #include "kv/cluster/keyspace_spec.h"
 #include "kv/cluster/move_steps.h"
+#include "kv/cluster/placement.h"
 
 namespace kv::cluster {
 
@@ -37,6 +38,9 @@ struct ControllerState {
   // decode: nobody may start another move of them.
   std::vector<ShardRef> unreadable_moves;
   std::vector<uint32_t> draining;  // ascending
+  // Primaries' reports of failed backups (failed-backups/), and their keys.
+  std::vector<FailedBackup> failed_backups;
+  std::vector<std::string> failed_backup_keys;
   std::vector<std::string> problems;
 
   // The guard of a write that depends on the map as read: its mod

@@ -134,6 +134,33 @@ Result<ShardRef> EtcdKeys::MoveOf(std::string_view key) const {
   return ShardRef{std::string(name), *shard};
 }
 
+std::string EtcdKeys::failed_backup(std::string_view keyspace, uint32_t shard,
+                                    uint32_t node) const {
+  return failed_backups_prefix() + std::string(keyspace) + "/" +
+         std::to_string(shard) + "/" + std::to_string(node);
+}
+
+Result<EtcdKeys::FailedBackup> EtcdKeys::FailedBackupOf(
+    std::string_view key) const {
+  const std::string prefix = failed_backups_prefix();
+  if (!key.starts_with(prefix)) {
+    return Status::InvalidArgument("etcd key is not under " + prefix);
+  }
+  const size_t last = key.rfind('/');
+  if (last < prefix.size()) {
+    return Status::InvalidArgument("etcd key " + Bounded(key) +
+                                   " names no /<node> after the shard");
+  }
+  // "<keyspace>/<shard>" parses as a move's key does.
+  Result<ShardRef> shard =
+      MoveOf(moves_prefix() +
+             std::string(key.substr(prefix.size(), last - prefix.size())));
+  if (!shard.ok()) return shard.status();
+  Result<uint32_t> node = ParseNodeId(key.substr(last + 1));
+  if (!node.ok()) return node.status();
+  return FailedBackup{std::move(*shard), *node};
+}
+
 std::string EtcdKeys::keyspace(std::string_view keyspace) const {
   return keyspaces_prefix() + std::string(keyspace);
 }

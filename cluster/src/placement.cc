@@ -75,11 +75,31 @@ class Planner {
     return Status::Ok();
   }
 
-  Status Repair(const KeyspaceShards& ks, const Shard& s) {
+  Status Repair(const KeyspaceShards& ks, const Shard& s,
+                const std::vector<FailedBackup>& failed) {
+    auto reported = [&](uint32_t n) {
+      if (n == s.primary()) return false;
+      for (const FailedBackup& f : failed) {
+        if (f.node == n && f.epoch == s.epoch && f.shard.shard == s.id &&
+            f.shard.keyspace == ks.name) {
+          return true;
+        }
+      }
+      return false;
+    };
     std::vector<uint32_t> kept;
     std::vector<uint32_t> dead;
-    for (uint32_t n : s.replicas) (IsLive(n) ? kept : dead).push_back(n);
-    if (dead.empty()) return Status::Ok();
+    std::vector<uint32_t> failing;
+    for (uint32_t n : s.replicas) {
+      if (!IsLive(n)) {
+        dead.push_back(n);
+      } else if (reported(n)) {
+        failing.push_back(n);
+      } else {
+        kept.push_back(n);
+      }
+    }
+    if (dead.empty() && failing.empty()) return Status::Ok();
     if (kept.empty()) {
       out_.unavailable.push_back({ks.name, s.id});
       out_.problems.push_back(ShardName(ks.name, s.id) +
@@ -87,24 +107,20 @@ class Planner {
                               Nodes(s.replicas) + " are dead)");
       return Status::Ok();
     }
-    std::string why = "dead " + Nodes(dead);
+    std::string why;
+    if (!dead.empty()) why = "dead " + Nodes(dead);
+    if (!failing.empty()) {
+      why += std::string(why.empty() ? "" : "; ") + "backups " +
+             Nodes(failing) + " failed (reported by the primary)";
+    }
     if (kept[0] != s.primary()) {
       why += "; node " + std::to_string(kept[0]) + " promoted to primary";
     }
-    std::vector<uint32_t> added;
-    for (size_t i = 0; i < dead.size(); i++) {
-      const uint32_t n = Pick(kept, /*primary=*/false);
-      if (n == 0) break;
-      kept.push_back(n);
-      added.push_back(n);
-    }
-    if (!added.empty()) why += "; added " + Nodes(added);
-    if (added.size() < dead.size()) {
-      out_.problems.push_back(ShardName(ks.name, s.id) + " has " +
-                              std::to_string(kept.size()) + " of " +
-                              std::to_string(s.replicas.size()) +
-                              " replicas: not enough live nodes");
-    }
+    out_.problems.push_back(
+        ShardName(ks.name, s.id) + " runs degraded with " +
+        std::to_string(kept.size()) + " of " +
+        std::to_string(s.replicas.size()) +
+        " replicas: a new backup needs a catch-up copy of the shard");
     return Set(ks.name, s, std::move(kept), why);
   }
 
@@ -210,7 +226,9 @@ Result<Placement> PlanPlacement(const ClusterMap& current,
   KV_RETURN_IF_ERROR(CheckRequest(request));
   Planner p(current, request.live_nodes);
   for (const KeyspaceShards& ks : current.keyspaces()) {
-    for (const Shard& s : ks.shards) KV_RETURN_IF_ERROR(p.Repair(ks, s));
+    for (const Shard& s : ks.shards) {
+      KV_RETURN_IF_ERROR(p.Repair(ks, s, request.failed));
+    }
   }
   for (const KeyspaceSpec& spec : request.desired) {
     const KeyspaceShards* ks = p.map().Find(spec.name);

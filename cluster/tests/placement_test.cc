@@ -13,7 +13,8 @@ namespace {
 
 Placement Plan(const ClusterMap& m, std::vector<uint32_t> live,
                std::vector<KeyspaceSpec> desired = {}) {
-  Result<Placement> p = PlanPlacement(m, {std::move(live), std::move(desired)});
+  Result<Placement> p =
+      PlanPlacement(m, {std::move(live), std::move(desired), {}});
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return p.ok() ? std::move(*p) : Placement{};
 }
@@ -114,9 +115,11 @@ TEST(PlacementTest, FewerLiveNodesThanReplicasIsReported) {
 }
 
 TEST(PlacementTest, DeadPrimaryPromotesTheFirstLiveBackup) {
+  // Node 4 is live and holds nothing of the shard: it is not added (it
+  // has none of the data).
   Placement p = Plan(OneShard({1, 2, 3}), {2, 3, 4});
   const Shard& s = p.map.keyspaces()[0].shards[0];
-  EXPECT_EQ(s.replicas, (std::vector<uint32_t>{2, 3, 4}));
+  EXPECT_EQ(s.replicas, (std::vector<uint32_t>{2, 3}));
   EXPECT_EQ(s.epoch, 4u);
   ASSERT_EQ(p.changes.size(), 1u);
   EXPECT_NE(p.changes[0].find("node 2 promoted"), std::string::npos)
@@ -124,20 +127,46 @@ TEST(PlacementTest, DeadPrimaryPromotesTheFirstLiveBackup) {
   EXPECT_NE(p.changes[0].find("epoch 3->4"), std::string::npos);
 }
 
-TEST(PlacementTest, DeadBackupIsReplacedByTheLeastLoadedSpareNode) {
+TEST(PlacementTest, ADeadBackupIsDroppedAndNotReplacedByAnEmptyNode) {
   ClusterMap m =
       ClusterMap::Build(
           {{"ks",
             1,
             {{0, 1, {1, 2}, {{0, 511}}}, {1, 1, {4, 3}, {{512, 1023}}}}}})
           .value();
-  // Node 2 dies; spare candidates 3 and 4 hold one replica each, node 5
-  // none: 5 is taken.
+  // Node 2 dies; node 5 is live and empty: it would hold none of the
+  // shard's data, so the shard runs degraded on node 1 alone.
   Placement p = Plan(m, {1, 3, 4, 5});
   EXPECT_EQ(p.map.keyspaces()[0].shards[0].replicas,
-            (std::vector<uint32_t>{1, 5}));
+            (std::vector<uint32_t>{1}));
   EXPECT_EQ(p.map.keyspaces()[0].shards[0].epoch, 2u);
   EXPECT_EQ(p.map.keyspaces()[0].shards[1].epoch, 1u);  // untouched
+  ASSERT_EQ(p.problems.size(), 1u);
+  EXPECT_NE(p.problems[0].find("degraded with 1 of 2"), std::string::npos)
+      << p.problems[0];
+}
+
+// A primary's report of a failed backup drops that backup, only at the
+// shard's current epoch and never the primary itself.
+TEST(PlacementTest, AReportedFailedBackupIsDroppedAtItsEpochOnly) {
+  ClusterMap m = OneShard({1, 2, 3});  // epoch 3
+  PlacementRequest r{{1, 2, 3}, {}, {{{"ks", 0}, 3, 3}}};
+  Placement p = PlanPlacement(m, r).value();
+  EXPECT_EQ(p.map.keyspaces()[0].shards[0].replicas,
+            (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(p.map.keyspaces()[0].shards[0].epoch, 4u);
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_NE(p.changes[0].find("backups [3] failed"), std::string::npos)
+      << p.changes[0];
+  for (const FailedBackup& ignored :
+       {FailedBackup{{"ks", 0}, 3, 2},     // an older epoch
+        FailedBackup{{"ks", 0}, 1, 3},     // the primary
+        FailedBackup{{"ks", 1}, 3, 3},     // another shard
+        FailedBackup{{"other", 0}, 3, 3},  // another keyspace
+        FailedBackup{{"ks", 0}, 9, 3}}) {  // not a replica
+    Placement same = PlanPlacement(m, {{1, 2, 3}, {}, {ignored}}).value();
+    EXPECT_FALSE(same.changed()) << same.changes.at(0);
+  }
 }
 
 TEST(PlacementTest, NoSpareNodeShrinksTheReplicaSetAndSaysSo) {
@@ -187,13 +216,14 @@ TEST(PlacementTest, BadRequestsAreRefused) {
   auto code = [](PlacementRequest r) {
     return PlanPlacement(ClusterMap(), r).status().code();
   };
-  EXPECT_EQ(code({{0}, {}}), StatusCode::kInvalidArgument);
-  EXPECT_EQ(code({{1}, {{"k", 0, 1}}}), StatusCode::kInvalidArgument);
-  EXPECT_EQ(code({{1}, {{"k", 1025, 1}}}), StatusCode::kInvalidArgument);
-  EXPECT_EQ(code({{1}, {{"k", 1, 0}}}), StatusCode::kInvalidArgument);
-  EXPECT_EQ(code({{1}, {{"k", 1, 9}}}), StatusCode::kInvalidArgument);
-  EXPECT_EQ(code({{1}, {{"bad name!", 1, 1}}}), StatusCode::kInvalidArgument);
-  EXPECT_EQ(code({{1}, {{"k", 1, 1}, {"k", 2, 1}}}),
+  EXPECT_EQ(code({{0}, {}, {}}), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code({{1}, {{"k", 0, 1}}, {}}), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code({{1}, {{"k", 1025, 1}}, {}}), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code({{1}, {{"k", 1, 0}}, {}}), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code({{1}, {{"k", 1, 9}}, {}}), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code({{1}, {{"bad name!", 1, 1}}, {}}),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(code({{1}, {{"k", 1, 1}, {"k", 2, 1}}, {}}),
             StatusCode::kInvalidArgument);
 }
 
@@ -202,7 +232,7 @@ TEST(PlacementTest, ADesiredNameTooLongForAShardsPoolNameIsRefused) {
   Placement p = Plan(ClusterMap(), {1}, {{longest, 2, 1}});
   ASSERT_NE(p.map.Find(longest), nullptr);
   Result<Placement> r =
-      PlanPlacement(ClusterMap(), {{1}, {{longest + "n", 2, 1}}});
+      PlanPlacement(ClusterMap(), {{1}, {{longest + "n", 2, 1}}, {}});
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("at most 57 bytes"), std::string::npos)
       << r.status().message();
@@ -219,7 +249,7 @@ TEST(PlacementTest, NoKeyspaceIdPastThePoolLimitIsAssigned) {
   EXPECT_EQ(p.map.Find("b")->id, kMaxClusterKeyspaceId);
   // At the limit: no id is left (ids are never reused), and the map as it
   // was is not touched.
-  Result<Placement> r = PlanPlacement(p.map, {{1}, {{"c", 1, 1}}});
+  Result<Placement> r = PlanPlacement(p.map, {{1}, {{"c", 1, 1}}, {}});
   EXPECT_EQ(r.status().code(), StatusCode::kNoSpace);
   EXPECT_NE(r.status().message().find("no keyspace id left for 'c'"),
             std::string::npos)
@@ -231,7 +261,7 @@ TEST(PlacementTest, NoKeyspaceIdPastThePoolLimitIsAssigned) {
 
 TEST(PlacementTest, EpochAtItsLimitIsNoSpace) {
   ClusterMap m = OneShard({1, 2}, UINT32_MAX);
-  EXPECT_EQ(PlanPlacement(m, {{2, 3}, {}}).status().code(),
+  EXPECT_EQ(PlanPlacement(m, {{2, 3}, {}, {}}).status().code(),
             StatusCode::kNoSpace);
 }
 
@@ -281,9 +311,12 @@ TEST(PlacementTest, InvariantsHoldOverRandomClusters) {
           }
           const Shard& old = before->shards.at(s.id);
           ASSERT_EQ(s.epoch, old.epoch + (s.replicas != old.replicas ? 1 : 0));
-          if (!unavailable && next.size() >= old.replicas.size()) {
-            ASSERT_EQ(s.replicas.size(), old.replicas.size());
+          // A shard keeps its live replicas in order and gains none.
+          std::vector<uint32_t> kept;
+          for (uint32_t r : old.replicas) {
+            if (live_node(r)) kept.push_back(r);
           }
+          if (!unavailable) ASSERT_EQ(s.replicas, kept);
         }
       }
       // Planning again from the result changes nothing.

@@ -7,11 +7,14 @@
 #include "kv/cluster/controller.h"
 #include "kv/cluster/etcd_endpoints.h"
 #include "kv/cluster/etcd_http.h"
+#include "kv/cluster/etcd_keys.h"
 #include "kv/cluster/map_watcher.h"
 #include "kv/cluster/membership.h"
+#include "kv/cluster/node_registration.h"
 #include "kv/cluster_slots.h"
 #include "log.h"
 #include "move_manager.h"
+#include "replica_forwarder.h"
 
 namespace kv::server {
 
@@ -125,6 +128,12 @@ ClusterNode::~ClusterNode() {
   // Declaration order would destroy the controller first anyway; the
   // explicit reset documents that both go before the etcd client.
   controller_.reset();
+  {
+    // Commits still replicating fail (unknown outcome) instead of
+    // reaching for the etcd client that goes below.
+    std::lock_guard<std::mutex> lock(apply_mu_);
+    for (auto& [name, f] : replicas_) f->Gone();
+  }
   moves_.reset();  // before the watcher its reapply reads
   watcher_.reset();
   membership_.reset();
@@ -144,9 +153,13 @@ void ClusterNode::ApplyLocked(const cluster::ClusterMap& map,
     uint32_t epoch;
   };
   std::vector<Wanted> wanted;
+  std::vector<Backup> backups;
+  ReplicaSets sets;
   for (const cluster::KeyspaceShards& ks : map.keyspaces()) {
     for (const cluster::Shard& shard : ks.shards) {
-      if (shard.primary() != options_.node_id) continue;
+      const auto me = std::find(shard.replicas.begin(), shard.replicas.end(),
+                                options_.node_id);
+      if (me == shard.replicas.end()) continue;
       if (ks.name.size() > kMaxClusterKeyspaceNameSize ||
           ks.id > kMaxClusterKeyspaceId || shard.id > kMaxShardId) {
         Logf(
@@ -157,8 +170,16 @@ void ClusterNode::ApplyLocked(const cluster::ClusterMap& map,
             kMaxClusterKeyspaceNameSize, kMaxClusterKeyspaceId, kMaxShardId);
         continue;
       }
-      wanted.push_back({ShardKeyspaceName(ks.name, shard.id),
-                        ShardKeyspaceId(ks.id, shard.id), shard.epoch});
+      const std::string name = ShardKeyspaceName(ks.name, shard.id);
+      const uint32_t id = ShardKeyspaceId(ks.id, shard.id);
+      if (me != shard.replicas.begin()) {
+        backups.push_back({name, id, shard.epoch});
+        continue;
+      }
+      wanted.push_back({name, id, shard.epoch});
+      sets[name] = {ks.name,
+                    shard.id,
+                    {shard.replicas.begin() + 1, shard.replicas.end()}};
     }
   }
   const ShardTable::Owned before = options_.shards->owned();
@@ -178,6 +199,16 @@ void ClusterNode::ApplyLocked(const cluster::ClusterMap& map,
       options_.shards->Unrelease(w.name);
     }
     if (arrived) moved_here.push_back(w.name);
+    // A backup the map made primary (a failover): it holds every write
+    // that was acknowledged, because acknowledgements waited for it.
+    const uint32_t was_backup = options_.shards->BackupEpoch(w.name);
+    if (!had && was_backup != 0) {
+      Logf(
+          "shard '%s': promoted from backup (epoch %u) to primary at epoch "
+          "%u (map revision %lld)",
+          w.name.c_str(), was_backup, w.epoch,
+          static_cast<long long>(revision));
+    }
     if (!had) {
       // Only a new shard (epoch 1) starts empty. At a later epoch the
       // shard had another primary, whose data this pool does not hold
@@ -208,7 +239,12 @@ void ClusterNode::ApplyLocked(const cluster::ClusterMap& map,
     }
     owned.emplace(w.name, w.epoch);
   }
+  // Replication before the table: no commit of a shard with backups is
+  // ever acknowledged without them.
+  InstallReplicas(owned, sets);
   const std::vector<std::string> lost = options_.shards->Set(std::move(owned));
+  RemoveReplicas(options_.shards->owned());
+  ApplyBackups(backups, before, revision);
   for (const std::string& name : moved_here) {
     options_.shards->RemoveIncoming(name);
     Logf("shard '%s' moved here: serving it (map revision %lld)", name.c_str(),
@@ -220,6 +256,133 @@ void ClusterNode::ApplyLocked(const cluster::ClusterMap& map,
         "commits are refused with wrong_shard",
         name.c_str(), static_cast<long long>(revision));
   }
+}
+
+void ClusterNode::ApplyBackups(const std::vector<Backup>& wanted,
+                               const ShardTable::Owned& owned_before,
+                               int64_t revision) {
+  const ShardTable::Owned before = options_.shards->backups();
+  ShardTable::Owned next;
+  for (const Backup& b : wanted) {
+    // A backup holds every acknowledged write only if it has been one (or
+    // the primary) since the shard began: at epoch 1, or when this process
+    // was its backup or primary already. A node named at a later epoch
+    // without that has none of the data (a new backup joins by a catch-up
+    // copy, not by a map edit): never taken, so its primary's link is
+    // refused and the primary reports it.
+    const bool continuous =
+        b.epoch == 1 || before.count(b.name) || owned_before.count(b.name);
+    if (!continuous) {
+      Logf(
+          "shard '%s' epoch %u names this node a backup, but it holds no "
+          "current copy (map revision %lld): not taken",
+          b.name.c_str(), b.epoch, static_cast<long long>(revision));
+      continue;
+    }
+    Status st = options_.ensure_shard(b.name, b.id, 1, b.epoch == 1);
+    if (!st.ok()) {
+      Logf("shard '%s' cannot be backed up here (map revision %lld): %s",
+           b.name.c_str(), static_cast<long long>(revision),
+           st.ToString().c_str());
+      continue;
+    }
+    auto it = before.find(b.name);
+    if (it == before.end() || it->second != b.epoch) {
+      Logf("backup of shard '%s' at epoch %u (map revision %lld)",
+           b.name.c_str(), b.epoch, static_cast<long long>(revision));
+    }
+    next.emplace(b.name, b.epoch);
+  }
+  for (const auto& [name, epoch] : before) {
+    if (!next.count(name) && !options_.shards->owned().count(name)) {
+      Logf("no longer a backup of shard '%s' (map revision %lld)", name.c_str(),
+           static_cast<long long>(revision));
+    }
+  }
+  options_.shards->SetBackups(std::move(next));
+}
+
+void ClusterNode::InstallReplicas(const ShardTable::Owned& owned,
+                                  const ReplicaSets& sets) {
+  for (const auto& [name, epoch] : owned) {
+    auto set = sets.find(name);
+    if (set == sets.end()) continue;
+    auto it = replicas_.find(name);
+    if (it == replicas_.end()) {
+      if (set->second.backups.empty()) continue;  // none, none yet
+      ForwardingCommitPoint* cp =
+          options_.move_host == nullptr
+              ? nullptr
+              : options_.move_host->ShardCommitPoint(name);
+      if (cp == nullptr) continue;  // not made (logged by Apply)
+      std::shared_ptr<ReplicaForwarder> f =
+          MakeReplicaForwarder(name, set->second);
+      // Current before it is plugged in: no commit sees it without its
+      // replica set.
+      f->Update(epoch, set->second.backups);
+      cp->SetReplicas(f);
+      it = replicas_.emplace(name, std::move(f)).first;
+      Logf("shard '%s' epoch %u: replicating to %zu backup(s)", name.c_str(),
+           epoch, set->second.backups.size());
+    }
+    it->second->Update(epoch, set->second.backups);
+  }
+}
+
+void ClusterNode::RemoveReplicas(const ShardTable::Owned& owned) {
+  for (auto it = replicas_.begin(); it != replicas_.end();) {
+    if (owned.count(it->first)) {
+      ++it;
+      continue;
+    }
+    // Waiting commits fail first (unknown outcome), so that the commit
+    // point's lock is free for the change.
+    it->second->Gone();
+    ForwardingCommitPoint* cp =
+        options_.move_host == nullptr
+            ? nullptr
+            : options_.move_host->ShardCommitPoint(it->first);
+    if (cp != nullptr) cp->SetReplicas(nullptr);
+    it = replicas_.erase(it);
+  }
+}
+
+std::shared_ptr<ReplicaForwarder> ClusterNode::MakeReplicaForwarder(
+    const std::string& name, const ReplicaSet& set) {
+  ReplicaForwarder::Options o;
+  o.keyspace = name;
+  o.peer_key = options_.peer_key;
+  o.link_timeout = std::max<std::chrono::milliseconds>(std::chrono::seconds(1),
+                                                       options_.lease_ttl / 2);
+  o.max_wait = options_.lease_ttl * 3 + std::chrono::seconds(10);
+  cluster::Etcd* etcd = etcd_.get();
+  const std::string cluster = options_.cluster_name;
+  o.resolve = [etcd, cluster](uint32_t node) -> Result<Endpoint> {
+    Result<cluster::EtcdKeys> keys = cluster::EtcdKeys::ForCluster(cluster);
+    if (!keys.ok()) return keys.status();
+    Result<cluster::Range> r = etcd->Get(keys->node(node));
+    if (!r.ok()) return r.status();
+    if (r->kvs.empty()) {
+      return Status::Unavailable("node " + std::to_string(node) +
+                                 " is not registered (its lease is gone)");
+    }
+    Result<cluster::NodeRegistration> reg =
+        cluster::NodeRegistration::Decode(r->kvs[0].value);
+    if (!reg.ok()) return reg.status();
+    return Endpoint::Parse(reg->address);
+  };
+  o.report = [etcd, cluster, ks = set.keyspace, shard = set.shard](
+                 uint32_t epoch, uint32_t node, const Status&) {
+    Result<cluster::EtcdKeys> keys = cluster::EtcdKeys::ForCluster(cluster);
+    if (!keys.ok()) return;
+    Result<int64_t> put =
+        etcd->Put(keys->failed_backup(ks, shard, node), std::to_string(epoch));
+    if (!put.ok()) {
+      Logf("reporting backup %u of '%s' shard %u failed: %s", node, ks.c_str(),
+           shard, put.status().ToString().c_str());
+    }
+  };
+  return std::make_shared<ReplicaForwarder>(std::move(o));
 }
 
 Status ClusterNode::Leave() {

@@ -11,6 +11,15 @@
 // controller gives it some. A shard the map takes away leaves the table
 // at once (its commits get wrong_shard; logged).
 //
+// Replication (docs/replication.md): a shard whose replica set names this
+// node after the primary is a backup here (created empty at epoch 1; kept
+// at later epochs only if this process was its backup or primary at the
+// previous one — a node added without a catch-up copy never serves as a
+// backup); a backup the map promotes to primary is served (it holds every
+// acknowledged write). The primary of a shard with backups forwards every
+// commit to them (ReplicaForwarder) before acknowledging it, and reports a
+// backup it cannot reach under failed-backups/ for the controller.
+//
 // Fencing: the ShardTable asks the membership whether the lease is alive
 // before it admits, decides or acknowledges anything, so from the
 // deadline on nothing is acknowledged. When the deadline passes without
@@ -27,6 +36,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,6 +56,7 @@ class Membership;
 namespace kv::server {
 
 class MoveManager;
+class ReplicaForwarder;
 
 class ClusterNode {
  public:
@@ -94,6 +105,28 @@ class ClusterNode {
   // called by the move manager after a cancelled hand-off).
   void Apply(const kv::cluster::ClusterMap& map, int64_t revision);
   void ApplyLocked(const kv::cluster::ClusterMap& map, int64_t revision);
+  // Replication (docs/replication.md): the shards this node is a backup
+  // of (ShardTable::SetBackups), and a ReplicaForwarder on the commit
+  // point of every shard it is the primary of with backups.
+  struct Backup {
+    std::string name;
+    uint32_t id;
+    uint32_t epoch;
+  };
+  struct ReplicaSet {
+    std::string keyspace;  // the cluster keyspace
+    uint32_t shard = 0;
+    std::vector<uint32_t> backups;
+  };
+  using ReplicaSets = std::map<std::string, ReplicaSet>;  // by shard name
+  void ApplyBackups(const std::vector<Backup>& wanted,
+                    const ShardTable::Owned& owned_before, int64_t revision);
+  // Before the shards enter the table: their forwarders current.
+  void InstallReplicas(const ShardTable::Owned& owned, const ReplicaSets& sets);
+  // After: the forwarders of shards no longer owned gone.
+  void RemoveReplicas(const ShardTable::Owned& owned);
+  std::shared_ptr<ReplicaForwarder> MakeReplicaForwarder(
+      const std::string& name, const ReplicaSet& set);
 
   const Options options_;
   std::unique_ptr<kv::cluster::EtcdHttp> etcd_;
@@ -103,6 +136,9 @@ class ClusterNode {
   std::unique_ptr<MoveManager> moves_;
   std::mutex apply_mu_;           // one Apply at a time
   int64_t applied_revision_ = 0;  // of the map last applied; apply_mu_
+  // Shard name -> its forwarder, while this node is its primary and it
+  // has (had) backups; guarded by apply_mu_.
+  std::map<std::string, std::shared_ptr<ReplicaForwarder>> replicas_;
 };
 
 }  // namespace kv::server

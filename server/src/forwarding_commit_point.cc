@@ -18,7 +18,7 @@ Status ForwardingCommitPoint::MakeDurable(const store::Persister::Range* ranges,
         "the shard is being handed to another node: re-read the map");
   }
   KV_RETURN_IF_ERROR(local_.MakeDurable(ranges, n));
-  if (forwarder_ == nullptr) return Status::Ok();
+  if (forwarder_ == nullptr && replicas_ == nullptr) return Status::Ok();
   std::vector<ForwardedRecord> records;
   records.reserve(n);
   for (size_t i = 0; i < n; i++) {
@@ -28,12 +28,21 @@ Status ForwardingCommitPoint::MakeDurable(const store::Persister::Range* ranges,
     records.push_back({p, ranges[i].len});
   }
   if (records.empty()) return Status::Ok();
+  if (replicas_ != nullptr) {
+    KV_RETURN_IF_ERROR(replicas_->Forward(records.data(), records.size()));
+  }
+  if (forwarder_ == nullptr) return Status::Ok();
   return forwarder_->Forward(records.data(), records.size());
 }
 
 bool ForwardingCommitPoint::publish_before_durable() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return forwarder_ == nullptr && !frozen_;
+  return forwarder_ == nullptr && replicas_ == nullptr && !frozen_;
+}
+
+void ForwardingCommitPoint::SetReplicas(std::shared_ptr<Forwarder> replicas) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  replicas_ = std::move(replicas);
 }
 
 void ForwardingCommitPoint::Attach(std::shared_ptr<Forwarder> forwarder) {

@@ -4,8 +4,11 @@
 // (docs/cluster.md, "Moving a shard: the protocol", steps 2 and 4).
 //
 // Modes:
-//  - no forwarder (the shard is not moving): the local persist, slots
-//    published before it (as LocalCommitPoint).
+//  - no forwarder (the shard is not moving, has no backups): the local
+//    persist, slots published before it (as LocalCommitPoint).
+//  - replicas set (SetReplicas): strict; after the local persist the
+//    records go to every backup first (an error fails the commits), then
+//    to a move's forwarder if one is attached.
 //  - a forwarder attached: strict (a slot appears only after MakeDurable
 //    returned ok, so a reader never sees a value that is not on the
 //    target), and MakeDurable, after the local persist, hands every
@@ -69,6 +72,12 @@ class ForwardingCommitPoint : public store::CommitPoint {
   void Attach(std::shared_ptr<Forwarder> forwarder);
   // Back to the local persist (a move cancelled or failed, or done).
   void Detach();
+  // Replication (replica_forwarder.h): while set (this node the shard's
+  // primary with backups), the strict mode, and every commit's records go
+  // to `replicas` after the local persist — its error fails the commits.
+  // null: none. Returns once no MakeDurable runs without it (a forwarder
+  // being replaced must not be waiting for this call: Gone() it first).
+  void SetReplicas(std::shared_ptr<Forwarder> replicas);
   // The hand-off: from now on every commit is refused (wrong_shard).
   void Freeze();
   bool frozen() const;
@@ -79,6 +88,7 @@ class ForwardingCommitPoint : public store::CommitPoint {
   const uint64_t log_size_;
   mutable std::shared_mutex mu_;  // shared: MakeDurable; unique: changes
   std::shared_ptr<Forwarder> forwarder_;  // guarded by mu_
+  std::shared_ptr<Forwarder> replicas_;   // guarded by mu_
   bool frozen_ = false;                   // guarded by mu_
 };
 

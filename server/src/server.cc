@@ -77,7 +77,8 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   s->admission_ = std::make_unique<Admission>(
       s->keyspaces_.get(), s->keys_.get(), options.allow_create,
       s->auth_delay_.get(), options.shards);
-  if (!peer_key.empty()) {
+  const bool peers = !peer_key.empty();
+  if (peers) {
     s->admission_->set_peer_key(std::move(peer_key));
     Logf("peer key: peer kvservers may write shard copies (%s)",
          options.peer_key_path.c_str());
@@ -86,11 +87,19 @@ Result<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
   wo.spin_us = options.spin_us;
   wo.stats = &s->stats_;
   wo.peer = s->peer_;
-  for (uint32_t i = 0; i < options.workers; i++) {
+  // With a peer key, one more worker drives the peer sessions alone (a
+  // move's copy, a primary's forwarding to this node as its backup) and
+  // the HELLO connections (a peer's begins with one). A
+  // client worker may wait inside a commit for this node's backups; were
+  // the peer sessions on the client workers, two nodes backing up each
+  // other could each wait for the other's busy workers for ever.
+  const uint32_t n = options.workers + (peers ? 1 : 0);
+  for (uint32_t i = 0; i < n; i++) {
     Result<std::unique_ptr<Worker>> w = Worker::Start(static_cast<int>(i), wo);
     if (!w.ok()) return w.status();
     s->workers_.push_back(std::move(w).value());
   }
+  s->client_workers_ = options.workers;
   s->cleaner_ = std::make_unique<CleanerPolicy>(s->keyspaces_.get(), &s->stats_,
                                                 options.cleaner_threshold,
                                                 std::chrono::milliseconds(200));
@@ -380,8 +389,13 @@ void Server::Admit(rpma_conn_req* req) {
   // connection joins its group before anything is posted (the queue pair
   // is recreated on the group's completion channel).
   Worker* w = workers_.front().get();
-  for (const std::unique_ptr<Worker>& c : workers_) {
-    if (c->sessions() < w->sessions()) w = c.get();
+  for (size_t i = 0; i < client_workers_; i++) {
+    if (workers_[i]->sessions() < w->sessions()) w = workers_[i].get();
+  }
+  // Peer sessions, and the HELLO connections one of them may begin with,
+  // on the peer worker (a HELLO connection only says HELLO and goes).
+  if ((peer_node || cr.hello()) && workers_.size() > client_workers_) {
+    w = workers_.back().get();
   }
   int grc = rpma_conn_req_set_group(req, w->group());
   if (grc) {

@@ -129,7 +129,10 @@ class Server : public ShardHost {
   std::unique_ptr<CleanerPolicy> cleaner_;
   std::string provider_;
   int session_stop_fd_ = -1;  // eventfd, written once at shutdown
+  // The client workers (--workers), then the peer sessions' own worker
+  // when there is a peer key.
   std::vector<std::unique_ptr<Worker>> workers_;
+  size_t client_workers_ = 0;
   // Sessions still waiting for (or refused after) their HELLO.
   std::atomic<uint64_t> pending_hellos_{0};
   std::vector<Closing> closing_;

@@ -77,8 +77,29 @@ Status ShardTable::CheckRequest(std::string_view name,
 Status ShardTable::CheckPeer(std::string_view name,
                              uint32_t request_epoch) const {
   uint32_t epoch = 0;
-  KV_RETURN_IF_ERROR(Look(incoming_, " receives no copy of", name, &epoch));
+  Status st = Look(incoming_, " receives no copy of", name, &epoch);
+  if (st.IsWrongShard() && BackupEpoch(name) != 0) {
+    st = Look(backups_, " is no backup of", name, &epoch);
+  }
+  KV_RETURN_IF_ERROR(st);
   return SameEpoch(name, epoch, request_epoch);
+}
+
+void ShardTable::SetBackups(Owned backups) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fenced_) return;
+  backups_ = std::move(backups);
+}
+
+uint32_t ShardTable::BackupEpoch(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = backups_.find(name);
+  return it == backups_.end() ? 0 : it->second;
+}
+
+ShardTable::Owned ShardTable::backups() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return backups_;
 }
 
 void ShardTable::SetIncoming(Owned incoming) {
@@ -138,6 +159,7 @@ void ShardTable::Fence() {
   fenced_ = true;
   owned_.clear();
   incoming_.clear();
+  backups_.clear();
 }
 
 bool ShardTable::fenced() const {

@@ -65,14 +65,24 @@ class ShardTable {
   uint32_t IncomingEpoch(std::string_view name) const;
   Owned incoming() const;
 
+  // Shards this node is a backup of (replication, docs/replication.md):
+  // pool keyspace name -> the epoch of the map naming it a backup; the
+  // primary's peer session writes at that epoch (CheckPeer). Replaces
+  // the set (ignored once fenced).
+  void SetBackups(Owned backups);
+  // The epoch `name` is a backup at; 0 when it is not.
+  uint32_t BackupEpoch(std::string_view name) const;
+  Owned backups() const;
+
   // A move's source hands shard `name` off: it leaves the owned shards
   // and Set() does not take it back while the map still names this node
   // (until Unrelease: a cancelled hand-off, or the map moved on).
   void Release(const std::string& name);
   void Unrelease(std::string_view name);
   bool released(std::string_view name) const;
-  // ok when `name` is incoming at `request_epoch` and the lease is alive
-  // (a peer's HELLO and its replica COMMITs); wrong_shard otherwise.
+  // ok when `name` is incoming or a backup at `request_epoch` and the
+  // lease is alive (a peer's HELLO and its replica COMMITs); wrong_shard
+  // otherwise.
   Status CheckPeer(std::string_view name, uint32_t request_epoch) const;
 
   // The lease is alive and the node not fenced: an ok commit may be
@@ -95,6 +105,7 @@ class ShardTable {
   std::function<bool()> lease_alive_;            // guarded by mu_
   Owned owned_;                                  // guarded by mu_
   Owned incoming_;                               // guarded by mu_
+  Owned backups_;                                // guarded by mu_
   std::set<std::string, std::less<>> released_;  // guarded by mu_
   bool fenced_ = false;                          // guarded by mu_
 };

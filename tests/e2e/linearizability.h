@@ -34,6 +34,10 @@ struct HistoryOp {
   bool found = false;  // get
   int64_t call = 0;    // nanoseconds, monotonic
   int64_t ret = 0;
+  // A put or delete whose outcome is unknown (unavailable: the connection
+  // or the node went during it): it may take effect at any time after its
+  // call, or never. Its ret is ignored.
+  bool unknown = false;
 };
 
 // Returns true when one key's ops (any order) have a linearization in
@@ -45,6 +49,11 @@ inline bool LinearizableRegister(std::vector<HistoryOp> ops) {
   });
   const size_t n = ops.size();
   if (n == 0) return true;
+  size_t needed = 0;  // ops that must be linearized (not unknown)
+  for (HistoryOp& o : ops) {
+    if (o.unknown) o.ret = INT64_MAX;
+    needed += o.unknown ? 0 : 1;
+  }
   // State: index of the put whose value is current (-1: absent).
   std::vector<bool> done(n, false);
   std::set<std::pair<std::vector<bool>, int>> seen;
@@ -55,9 +64,9 @@ inline bool LinearizableRegister(std::vector<HistoryOp> ops) {
   };
   std::vector<Frame> stack;
   int state = -1;
-  size_t next_try = 0;  // candidate index to try at the current level
-  size_t linearized = 0;
-  while (linearized < n) {
+  size_t next_try = 0;    // candidate index to try at the current level
+  size_t linearized = 0;  // of the needed ops
+  while (linearized < needed) {
     // The earliest return among pending ops bounds the candidates.
     int64_t min_ret = INT64_MAX;
     for (size_t i = 0; i < n; i++) {
@@ -86,7 +95,7 @@ inline bool LinearizableRegister(std::vector<HistoryOp> ops) {
       }
       stack.push_back({i, state});
       state = new_state;
-      linearized++;
+      linearized += o.unknown ? 0 : 1;
       next_try = 0;
       advanced = true;
       break;
@@ -97,7 +106,7 @@ inline bool LinearizableRegister(std::vector<HistoryOp> ops) {
     stack.pop_back();
     done[f.op] = false;
     state = f.prev_state;
-    linearized--;
+    linearized -= ops[f.op].unknown ? 0 : 1;
     next_try = f.op + 1;
   }
   return true;

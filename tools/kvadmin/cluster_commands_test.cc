@@ -132,7 +132,7 @@ TEST_F(ClusterCommandsTest, CreateWritesTheDesiredKeyOnceOnly) {
 
 TEST_F(ClusterCommandsTest, CreateRefusesAKeyspaceTheMapHolds) {
   Register(1);
-  PutMap(cluster::PlanPlacement(ClusterMap(), {{1}, {{"users", 2, 1}}})
+  PutMap(cluster::PlanPlacement(ClusterMap(), {{1}, {{"users", 2, 1}}, {}})
              .value()
              .map);
   const int64_t rev = etcd_.Get(keys_.map())->revision;
@@ -176,7 +176,7 @@ TEST_F(ClusterCommandsTest, CreateReturnsOnceTheMapHoldsTheKeyspace) {
   // A stand-in controller: places the keyspace after half a second.
   std::thread controller([&] {
     std::this_thread::sleep_for(milliseconds(500));
-    PutMap(cluster::PlanPlacement(ClusterMap(), {{1}, {{"orders", 2, 1}}})
+    PutMap(cluster::PlanPlacement(ClusterMap(), {{1}, {{"orders", 2, 1}}, {}})
                .value()
                .map);
   });

@@ -108,6 +108,23 @@ class EtcdKeys {
   // The node id of a key under drain_prefix(); the errors of NodeIdOf.
   Result<uint32_t> DrainNodeOf(std::string_view key) const;
 
+  // "/rpkv/<name>/failed-backups/": a primary's reports of the backups it
+  // could not replicate to (replication; the controller drops them from
+  // the replica set). The value is the map epoch it saw the failure at.
+  std::string failed_backups_prefix() const {
+    return prefix_ + "failed-backups/";
+  }
+  // "/rpkv/<name>/failed-backups/<keyspace>/<shard>/<node>".
+  std::string failed_backup(std::string_view keyspace, uint32_t shard,
+                            uint32_t node) const;
+  struct FailedBackup {
+    ShardRef shard;
+    uint32_t node = 0;
+  };
+  // The shard and node a key under failed_backups_prefix() names; the
+  // errors of MoveOf for "<keyspace>/<shard>", NodeIdOf's for the node.
+  Result<FailedBackup> FailedBackupOf(std::string_view key) const;
+
  private:
   EtcdKeys(std::string cluster, std::string prefix)
       : cluster_(std::move(cluster)), prefix_(std::move(prefix)) {}

@@ -10,12 +10,16 @@
 // node a shard it had no data of; it is gone.)
 //
 // The rules, applied in this order:
-//  1. Repair. A shard with replicas on dead nodes drops them (when the
-//     primary died, the first live backup becomes primary: the failover
-//     decision) and gets, per dropped replica, a live node that holds no
-//     replica of it if one exists (least loaded first, ties by node id).
-//     Its epoch is bumped once (ClusterMap::WithReplicas). A shard with no
-//     live replica stays as it is and is reported unavailable.
+//  1. Repair. A shard with replicas on dead nodes, or backups its
+//     primary reported failed at the shard's current epoch
+//     (PlacementRequest::failed), drops them (when the primary died, the
+//     first live backup becomes primary: the failover decision — every
+//     backup holds every acknowledged write, docs/replication.md). Its
+//     epoch is bumped once (ClusterMap::WithReplicas). No node is added
+//     in their place: a new backup would hold none of the shard's data
+//     (one joins by a catch-up copy, not by a map edit); the shard runs
+//     degraded and that is reported. A shard with no live replica stays
+//     as it is and is reported unavailable.
 //  2. Create. A desired keyspace absent from the map gets id max(ids)+1
 //     (at most kMaxClusterKeyspaceId, kv/cluster_slots.h),
 //     its shards ids 0..n-1 with the 1024 slots split in contiguous, even
@@ -41,9 +45,20 @@
 
 namespace kv::cluster {
 
+// A primary's report that it could not replicate to a backup
+// (etcd failed-backups/), at the map epoch it saw.
+struct FailedBackup {
+  ShardRef shard;
+  uint32_t node = 0;
+  uint32_t epoch = 0;
+};
+
 struct PlacementRequest {
   std::vector<uint32_t> live_nodes;  // any order; duplicates ignored
   std::vector<KeyspaceSpec> desired;
+  // Reports at another epoch than the shard's, or naming its primary or
+  // a node not in its replica set, are ignored.
+  std::vector<FailedBackup> failed;
 };
 
 struct Placement {
