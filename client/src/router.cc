@@ -216,6 +216,18 @@ Status Router::OnKey(std::string_view key,
       if (retry) Invalidate(r->shard);
     } else {
       st = fn(**c);
+      if (read_only && (st.ok() || st.IsNotFound())) {
+        // A one-sided read needs no CPU of the server's: a deposed primary
+        // (a stopped process resuming after a failover) may still serve
+        // it. Kept only if the map names the same primary and epoch after
+        // the read as before; else read again at the new one.
+        Result<Route> after = RouteOf(key);
+        if (after.ok() &&
+            (after->node != r->node || after->epoch != r->epoch)) {
+          Invalidate(r->shard);
+          st = Status::WrongShard("the shard changed hands during the read");
+        }
+      }
       if (st.IsWrongShard()) {
         retry = true;
         Invalidate(r->shard);

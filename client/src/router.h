@@ -51,7 +51,9 @@ class Router {
   // `read_only`: fn changes nothing (a get), so a broken connection is
   // retried too (a hand-off's disconnect can flush a one-sided read in
   // flight before the ERROR that names it is seen); a write's outcome is
-  // unknown then, and it is not retried.
+  // unknown then, and it is not retried. A read's result is kept only if
+  // the map names the same primary and epoch after it as before (a
+  // deposed primary's process, resumed, may still serve one-sided reads).
   Status OnKey(std::string_view key, const std::function<Status(Client&)>& fn,
                bool read_only = false);
 

@@ -43,7 +43,20 @@ Status CheckMapHoldsMove(const ClusterMap& map, const MoveRecord& r) {
 
 Result<ClusterMap> SwitchedMap(const ClusterMap& map, const MoveRecord& r) {
   KV_RETURN_IF_ERROR(CheckMapHoldsMove(map, r));
-  return map.WithReplicas(r.keyspace, r.shard, {r.target});
+  // The target becomes primary; the backups stay (they received every
+  // commit the source acknowledged, as the target did): the target
+  // forwards to them from the new epoch on.
+  std::vector<uint32_t> replicas{r.target};
+  for (const KeyspaceShards& ks : map.keyspaces()) {
+    if (ks.name != r.keyspace) continue;
+    for (const Shard& s : ks.shards) {
+      if (s.id != r.shard) continue;
+      for (size_t i = 1; i < s.replicas.size(); i++) {
+        if (s.replicas[i] != r.target) replicas.push_back(s.replicas[i]);
+      }
+    }
+  }
+  return map.WithReplicas(r.keyspace, r.shard, std::move(replicas));
 }
 
 MoveRecord SteppedRecord(const MoveStep& step) {

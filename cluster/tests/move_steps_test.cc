@@ -69,6 +69,28 @@ TEST(MoveStepsTest, ReleasedIsSwitchedToTheTargetAtTheNextEpoch) {
   EXPECT_EQ(m->Find("users")->shards[1].replicas, std::vector<uint32_t>{2});
 }
 
+// A replicated shard keeps its backups across the switch (the target
+// becomes primary; a backup that is the target is not listed twice).
+TEST(MoveStepsTest, TheSwitchKeepsTheBackups) {
+  ClusterMap m =
+      ClusterMap::Build({{"users", 1, {{0, 3, {1, 2, 4}, {{0, 1023}}}}}})
+          .value();
+  MoveRecord r = Move(MovePhase::kReleased).record;
+  r.source = 1;
+  r.target = 3;
+  r.epoch = 3;
+  Result<ClusterMap> to3 = SwitchedMap(m, r);
+  ASSERT_TRUE(to3.ok()) << to3.status().ToString();
+  EXPECT_EQ(to3->Find("users")->shards[0].replicas,
+            (std::vector<uint32_t>{3, 2, 4}));
+  EXPECT_EQ(to3->Find("users")->shards[0].epoch, 4u);
+  r.target = 4;
+  Result<ClusterMap> to4 = SwitchedMap(m, r);
+  ASSERT_TRUE(to4.ok()) << to4.status().ToString();
+  EXPECT_EQ(to4->Find("users")->shards[0].replicas,
+            (std::vector<uint32_t>{4, 2}));
+}
+
 TEST(MoveStepsTest, ARecordTheMapMovedPastIsNotSwitchedButReported) {
   for (const MoveEntry& m :
        {Move(MovePhase::kReleased, 1, 3, 0, /*epoch=*/2),  // older epoch

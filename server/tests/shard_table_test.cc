@@ -108,6 +108,37 @@ TEST(ShardTableTest, IncomingShardsAdmitPeersAtTheirEpochOnly) {
   EXPECT_TRUE(t.CheckPeer("a.s1", 7).IsWrongShard()) << "fencing is final";
 }
 
+// A backup takes its primary's copies at the backup's epoch only: a
+// primary at a stale epoch (deposed, or not yet at the newest map) is
+// refused; a backup is served to no client; the fence ends it.
+TEST(ShardTableTest, BackupsAdmitTheirPrimaryAtTheirEpochOnly) {
+  ShardTable t(3);
+  std::atomic<bool> alive{true};
+  t.SetLeaseCheck([&] { return alive.load(); });
+  t.SetBackups({{"a.s2", 5}});
+  EXPECT_EQ(t.BackupEpoch("a.s2"), 5u);
+  EXPECT_EQ(t.BackupEpoch("a.s3"), 0u);
+  EXPECT_TRUE(t.CheckPeer("a.s2", 5).ok());
+  Status st = t.CheckPeer("a.s2", 4);
+  EXPECT_TRUE(st.IsWrongShard());
+  EXPECT_NE(st.message().find("at map epoch 5, the request names epoch 4"),
+            std::string::npos)
+      << st.message();
+  EXPECT_TRUE(t.CheckPeer("a.s3", 5).IsWrongShard());
+  EXPECT_TRUE(t.CheckAdmit("a.s2", nullptr).IsWrongShard());
+  EXPECT_TRUE(t.CheckRequest("a.s2", 5).IsWrongShard());
+  alive = false;
+  EXPECT_TRUE(t.CheckPeer("a.s2", 5).IsWrongShard());
+  alive = true;
+  t.SetBackups({});
+  EXPECT_TRUE(t.CheckPeer("a.s2", 5).IsWrongShard());
+  t.SetBackups({{"a.s2", 6}});
+  t.Fence();
+  EXPECT_TRUE(t.CheckPeer("a.s2", 6).IsWrongShard());
+  t.SetBackups({{"a.s2", 6}});
+  EXPECT_TRUE(t.backups().empty()) << "fencing is final";
+}
+
 // A move's source releases its shard at the hand-off: it leaves the owned
 // shards at once and the map (which still names this node until the
 // switch) does not bring it back.

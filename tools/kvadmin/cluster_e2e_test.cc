@@ -128,9 +128,9 @@ TEST_F(KvadminClusterTest, CreateKeyspaceThenStatusShowsShardsOnLiveNodes) {
 
 TEST_F(KvadminClusterTest, CreatingAKeyspaceTwiceSaysItExists) {
   StartNode(1);
-  Outcome r = Admin("cluster create-keyspace users --shards=2");
+  Outcome r = Admin("cluster create-keyspace users --shards=2 --replicas=1");
   ASSERT_EQ(r.code, kExitOk) << r.out;
-  r = Admin("cluster create-keyspace users --shards=2");
+  r = Admin("cluster create-keyspace users --shards=2 --replicas=1");
   EXPECT_EQ(r.code, kExitFailed) << r.out;
   EXPECT_NE(r.out.find("keyspace 'users' already exists in the cluster map "
                        "(nothing changed)"),
@@ -168,7 +168,7 @@ TEST_F(KvadminClusterTest, WithoutAControllerCreateTimesOutSayingSo) {
   // The request waits in etcd: a node that starts later creates it.
   r = Admin("cluster status");
   EXPECT_NE(r.out.find("pending (desired, not in the map yet): 1\n  users: "
-                       "4 shards x 1 replica"),
+                       "4 shards x 2 replicas"),
             std::string::npos)
       << r.out;
   StartNode(1);
@@ -223,11 +223,9 @@ TEST_F(KvadminClusterTest, BadInputIsAUsageErrorNeverACrash) {
     Outcome r = Admin(args);
     EXPECT_EQ(r.code, kExitUsage) << args << ": " << r.out;
   }
-  // No backups until replication copies data to them.
-  Outcome two = Admin("cluster create-keyspace k --replicas=2");
-  EXPECT_EQ(two.code, kExitUsage) << two.out;
-  EXPECT_NE(two.out.find("replication is not built yet"), std::string::npos)
-      << two.out;
+  Outcome nine = Admin("cluster create-keyspace k --replicas=9");
+  EXPECT_NE(nine.out.find("--replicas must be at most 8"), std::string::npos)
+      << nine.out;
   Outcome r = Kvadmin("--cluster=http://x:1 cluster status");
   EXPECT_EQ(r.code, kExitUsage) << r.out;
   EXPECT_NE(r.out.find("--cluster: "), std::string::npos) << r.out;
@@ -257,7 +255,7 @@ TEST_F(KvadminClusterTest, BadInputIsAUsageErrorNeverACrash) {
 TEST_F(KvadminClusterTest, MoveCommandsWriteTheRecordAndStatusShowsIt) {
   StartNode(1);
   StartNode(2);
-  Outcome r = Admin("cluster create-keyspace users --shards=2");
+  Outcome r = Admin("cluster create-keyspace users --shards=2 --replicas=1");
   ASSERT_EQ(r.code, kExitOk) << r.out;  // shard 0 on node 1, 1 on node 2
   r = Admin("cluster move users 0 --to=2");
   ASSERT_EQ(r.code, kExitOk) << r.out;
@@ -315,7 +313,7 @@ TEST_F(KvadminClusterTest, TheControllerCancelsAMoveWhoseTargetLeft) {
   ServerProcess& one = StartNode(1);
   StartNode(2);
   ServerProcess& three = StartNode(3);
-  ASSERT_EQ(Admin("cluster create-keyspace users --shards=2").code, kExitOk);
+  ASSERT_EQ(Admin("cluster create-keyspace users --shards=2 --replicas=1").code, kExitOk);
   Outcome r = Admin("cluster move users 0 --to=3");
   ASSERT_EQ(r.code, kExitOk) << r.out;
   EXPECT_EQ(three.Stop(), 0);  // leaves: its registration goes at once
@@ -329,7 +327,7 @@ TEST_F(KvadminClusterTest, TheControllerCancelsAMoveWhoseTargetLeft) {
 TEST_F(KvadminClusterTest, DrainMakesTheControllerStartMoves) {
   StartNode(1);
   StartNode(2);
-  ASSERT_EQ(Admin("cluster create-keyspace users --shards=4").code, kExitOk);
+  ASSERT_EQ(Admin("cluster create-keyspace users --shards=4 --replicas=1").code, kExitOk);
   Outcome r = Admin("cluster drain 1");
   ASSERT_EQ(r.code, kExitOk) << r.out;
   EXPECT_NE(r.out.find("node 1 drains: the controller moves its 2 shards"),

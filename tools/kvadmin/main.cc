@@ -69,9 +69,9 @@ DEFINE_string(cluster_name, "rpkv",
               "cluster commands: the cluster (its keys are under "
               "/rpkv/NAME/ in etcd)");
 DEFINE_int32(shards, 4, "cluster create-keyspace: shards (1..1024)");
-DEFINE_int32(replicas, 1,
-             "cluster create-keyspace: replicas per shard (1 until "
-             "replication is built: a backup would hold no data)");
+DEFINE_int32(replicas, 2,
+             "cluster create-keyspace: replicas per shard, 1..8 (a primary "
+             "and backups on distinct nodes; at most the live nodes)");
 DEFINE_int32(wait_s, 30,
              "cluster create-keyspace: seconds to wait for the controller "
              "to place the keyspace (0: do not wait)");
@@ -267,12 +267,10 @@ int RunCreateKeyspace(kv::kvadmin::ClusterTarget& t, const char* name) {
   if (FLAGS_shards < 1 || FLAGS_replicas < 1) {
     return Usage("--shards and --replicas must be at least 1");
   }
-  if (FLAGS_replicas > 1) {
-    // The map could name backups, but nothing copies data to them yet: a
-    // failover would promote an empty backup (docs/cluster.md).
-    return Usage(
-        "--replicas must be 1: replication is not built yet, and a backup "
-        "without the data must never become primary");
+  if (FLAGS_replicas >
+      static_cast<int>(kv::cluster::ClusterMap::kMaxReplicas)) {
+    return Usage("--replicas must be at most " +
+                 std::to_string(kv::cluster::ClusterMap::kMaxReplicas));
   }
   if (FLAGS_wait_s < 0) return Usage("--wait_s must not be negative");
   const kv::cluster::KeyspaceSpec spec{name,

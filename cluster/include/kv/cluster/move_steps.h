@@ -74,8 +74,9 @@ MoveRecord SteppedRecord(const MoveStep& step);
 // changed).
 Status CheckMapHoldsMove(const ClusterMap& map, const MoveRecord& record);
 
-// The map after the switch of `record`: its shard's replicas {target}
-// (replication is not built), epoch + 1 (ClusterMap::WithReplicas).
+// The map after the switch of `record`: its shard's replicas the target,
+// then the backups it had (but the target), epoch + 1
+// (ClusterMap::WithReplicas).
 // Errors: those of CheckMapHoldsMove and of WithReplicas.
 Result<ClusterMap> SwitchedMap(const ClusterMap& map, const MoveRecord& record);
 
