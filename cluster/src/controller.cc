@@ -17,7 +17,8 @@ Result<std::unique_ptr<Controller>> Controller::Start(Etcd& etcd,
         "controller: the poll interval and the attempt count must be > 0");
   }
   // The desired keyspaces are checked by the planner's own rules.
-  Result<Placement> dry = PlanPlacement(ClusterMap(), {{}, options.desired, {}});
+  Result<Placement> dry =
+      PlanPlacement(ClusterMap(), {{}, options.desired, {}});
   if (!dry.ok()) return dry.status();
 
   std::unique_ptr<Clock> own_clock;

@@ -115,6 +115,7 @@ ControllerPlan PlanPass(const ControllerState& s, const EtcdKeys& keys,
   req.unreadable = s.unreadable_moves;
   req.rebalance = options.rebalance;
   req.max_moves = options.max_moves;
+  req.desired = s.desired;
   const MovePlan plan = PlanMoves(s.map, req);
   Append(&out.problems, plan.problems);
   for (size_t i = 0; i < plan.create.size(); i++) {

@@ -33,6 +33,10 @@ class MovePlanner {
     for (const MoveRecord& r : req.moves) {
       busy_.insert({r.keyspace, r.shard});
       if (r.phase == MovePhase::kCancel) continue;  // going nowhere
+      if (r.join) {
+        Add(r.target, +1, false);  // a backup more; the source stays
+        continue;
+      }
       Add(r.source, -1, true);
       Add(r.target, +1, true);
     }
@@ -67,6 +71,33 @@ class MovePlanner {
         }
         Plan(ks, s, to, "drain node " + std::to_string(node));
       }
+    }
+  }
+
+  // Rule 0: a shard of a desired keyspace with fewer replicas than it
+  // wants (a backup died and was dropped) gets a new one by a join.
+  void Heal(const KeyspaceSpec& spec) {
+    const KeyspaceShards* ks = map_.Find(spec.name);
+    if (ks == nullptr) return;
+    for (const Shard& s : ks->shards) {
+      if (s.replicas.size() >= spec.replicas) continue;
+      if (Full()) return;
+      if (busy_.contains({ks->name, s.id})) continue;
+      if (!IsLive(s.primary())) continue;  // a join needs its source
+      const uint32_t to = LeastLoaded(s);
+      if (to == 0) {
+        out_.problems.push_back(
+            "keyspace '" + ks->name + "' shard " + std::to_string(s.id) +
+            " has " + std::to_string(s.replicas.size()) + " of " +
+            std::to_string(spec.replicas) +
+            " replicas and no live node to add (none that is not draining "
+            "and holds no replica of it)");
+        continue;
+      }
+      Plan(*ks, s, to,
+           "a new backup: " + std::to_string(s.replicas.size()) + " of " +
+               std::to_string(spec.replicas) + " replicas",
+           /*join=*/true);
     }
   }
 
@@ -124,7 +155,7 @@ class MovePlanner {
   }
 
   void Plan(const KeyspaceShards& ks, const Shard& s, uint32_t to,
-            const std::string& why) {
+            const std::string& why, bool join = false) {
     MoveRecord r;
     r.keyspace = ks.name;
     r.shard = s.id;
@@ -132,13 +163,18 @@ class MovePlanner {
     r.target = to;
     r.epoch = s.epoch;
     r.phase = MovePhase::kCopy;
+    r.join = join;
     busy_.insert({ks.name, s.id});
     in_flight_++;
-    Add(r.source, -1, true);
-    Add(r.target, +1, true);
-    out_.changes.push_back("start move " + r.Name() + " node " +
-                           std::to_string(r.source) + " -> node " +
-                           std::to_string(to) + " at epoch " +
+    if (join) {
+      Add(r.target, +1, false);
+    } else {
+      Add(r.source, -1, true);
+      Add(r.target, +1, true);
+    }
+    out_.changes.push_back(std::string(join ? "start join " : "start move ") +
+                           r.Name() + " node " + std::to_string(r.source) +
+                           " -> node " + std::to_string(to) + " at epoch " +
                            std::to_string(r.epoch) + " (" + why + ")");
     out_.create.push_back(std::move(r));
   }
@@ -158,6 +194,7 @@ MovePlan PlanMoves(const ClusterMap& map, const MovePlanRequest& request) {
   MovePlanner p(map, request);
   const std::set<uint32_t> draining(request.draining.begin(),
                                     request.draining.end());
+  for (const KeyspaceSpec& spec : request.desired) p.Heal(spec);
   for (uint32_t node : draining) p.Drain(node);
   while (request.rebalance && !p.Full() && p.RebalanceOne()) {
   }

@@ -120,17 +120,18 @@ Status MoveRecord::Validate() const {
 }
 
 std::string MoveRecord::Encode() const {
-  const json j = {{"format", kFormat},
-                  {"keyspace", keyspace},
-                  {"shard", shard},
-                  {"source", source},
-                  {"target", target},
-                  {"epoch", epoch},
-                  {"phase", std::string(MovePhaseName(phase))},
-                  {"paused", paused},
-                  {"rate_bytes_per_s", rate_bytes_per_s},
-                  {"last_sequence", last_sequence},
-                  {"reason", reason}};
+  json j = {{"format", kFormat},
+            {"keyspace", keyspace},
+            {"shard", shard},
+            {"source", source},
+            {"target", target},
+            {"epoch", epoch},
+            {"phase", std::string(MovePhaseName(phase))},
+            {"paused", paused},
+            {"rate_bytes_per_s", rate_bytes_per_s},
+            {"last_sequence", last_sequence},
+            {"reason", reason}};
+  if (join) j["join"] = true;  // absent: a move (records before joins)
   // Validate keeps every string ASCII; replace anyway so dump never throws.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -162,6 +163,9 @@ Result<MoveRecord> MoveRecord::Decode(std::string_view keyspace, uint32_t shard,
                                            &r.last_sequence));
   KV_RETURN_IF_ERROR(
       json_checked::GetString(j, "reason", kMaxReason, what, &r.reason));
+  if (j.contains("join")) {
+    KV_RETURN_IF_ERROR(json_checked::GetBool(j, "join", what, &r.join));
+  }
   if (Status st = r.Validate(); !st.ok()) {
     // Validate's message names the record already.
     return Status::Corruption(st.message());

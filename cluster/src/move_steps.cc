@@ -43,18 +43,28 @@ Status CheckMapHoldsMove(const ClusterMap& map, const MoveRecord& r) {
 
 Result<ClusterMap> SwitchedMap(const ClusterMap& map, const MoveRecord& r) {
   KV_RETURN_IF_ERROR(CheckMapHoldsMove(map, r));
+  const Shard* shard = nullptr;
+  for (const Shard& s : map.Find(r.keyspace)->shards) {
+    if (s.id == r.shard) shard = &s;
+  }
+  std::vector<uint32_t> replicas;
+  if (r.join) {
+    // A join: the target, caught up, becomes the last backup.
+    replicas = shard->replicas;
+    if (std::find(replicas.begin(), replicas.end(), r.target) !=
+        replicas.end()) {
+      return Status::InvalidArgument("node " + std::to_string(r.target) +
+                                     " holds a replica of the shard already");
+    }
+    replicas.push_back(r.target);
+    return map.WithReplicas(r.keyspace, r.shard, std::move(replicas));
+  }
   // The target becomes primary; the backups stay (they received every
   // commit the source acknowledged, as the target did): the target
   // forwards to them from the new epoch on.
-  std::vector<uint32_t> replicas{r.target};
-  for (const KeyspaceShards& ks : map.keyspaces()) {
-    if (ks.name != r.keyspace) continue;
-    for (const Shard& s : ks.shards) {
-      if (s.id != r.shard) continue;
-      for (size_t i = 1; i < s.replicas.size(); i++) {
-        if (s.replicas[i] != r.target) replicas.push_back(s.replicas[i]);
-      }
-    }
+  replicas.push_back(r.target);
+  for (size_t i = 1; i < shard->replicas.size(); i++) {
+    if (shard->replicas[i] != r.target) replicas.push_back(shard->replicas[i]);
   }
   return map.WithReplicas(r.keyspace, r.shard, std::move(replicas));
 }
@@ -79,6 +89,18 @@ MoveSteps StepMoves(const ClusterMap& map, const std::vector<uint32_t>& live,
     const MoveRecord& r = m.record;
     const std::string phase(MovePhaseName(r.phase));
     const Status on_map = CheckMapHoldsMove(map, r);
+    if (r.phase == MovePhase::kReleased && r.join &&
+        (!is_live(r.target) || !on_map.ok())) {
+      // A join's source still holds and serves the shard (frozen): a
+      // dead target or a map that moved on just cancels the join.
+      const std::string why =
+          !is_live(r.target)
+              ? "target node " + std::to_string(r.target) + " is not live"
+              : on_map.message();
+      out.steps.push_back(Step(MoveStep::Kind::kCancel, m, why,
+                               phase + " -> cancel (" + why + ")"));
+      continue;
+    }
     if (r.phase == MovePhase::kReleased) {
       // The source serves nothing of the shard any more and holds nothing
       // the target lacks: only the switch ends this, never a cancel by
@@ -94,10 +116,14 @@ MoveSteps StepMoves(const ClusterMap& map, const std::vector<uint32_t>& live,
             Label(r) + " is released but not switched: " + on_map.message() +
             "; left for a person to look at");
       } else {
-        out.steps.push_back(Step(MoveStep::Kind::kSwitch, m, "",
-                                 "released -> the map gives it to node " +
-                                     std::to_string(r.target) + " at epoch " +
-                                     std::to_string(r.epoch + 1)));
+        out.steps.push_back(Step(
+            MoveStep::Kind::kSwitch, m, "",
+            std::string(r.join
+                            ? "released -> node " + std::to_string(r.target) +
+                                  " joins the replica set"
+                            : "released -> the map gives it to node " +
+                                  std::to_string(r.target)) +
+                " at epoch " + std::to_string(r.epoch + 1)));
       }
       continue;
     }

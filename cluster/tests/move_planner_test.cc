@@ -147,13 +147,54 @@ TEST(MovePlannerTest, RebalanceOnlyWhenAskedFromMostToLeastLoaded) {
   EXPECT_EQ(p.create[0], Record(1, 1, 3));
   // Balanced within 1: nothing.
   EXPECT_TRUE(
-      PlanMoves(MapOf({1, 1, 2, 3, 3}), {{1, 2, 3}, {}, {}, {}, true, 5})
+      PlanMoves(MapOf({1, 1, 2, 3, 3}), {{1, 2, 3}, {}, {}, {}, true, 5, {}})
           .create.empty());
 }
 
 TEST(MovePlannerTest, RebalanceLeavesDrainingNodesOut) {
   const ClusterMap m = MapOf({1, 1, 1, 1});  // node 2 empty but draining
-  MovePlanRequest req{{1, 2}, {2}, {}, {}, true, 5};
+  MovePlanRequest req{{1, 2}, {2}, {}, {}, true, 5, {}};
+  EXPECT_TRUE(PlanMoves(m, req).create.empty());
+}
+
+// Rule 0: a shard of a desired keyspace with fewer replicas than wanted
+// gets a join to the least loaded live node that holds none of it; not
+// twice, not past max_moves, not from a dead primary, not beyond the
+// live nodes.
+TEST(MovePlannerTest, ADegradedShardGetsAJoinToTheLeastLoadedNode) {
+  // Shard 0 on {1} (degraded), shard 1 on {2, 3}; keyspace wants 2.
+  KeyspaceShards ks{"ks", 1, {}};
+  ks.shards.push_back({0, 4, {1}, {EvenSlotRange(0, 2)}});
+  ks.shards.push_back({1, 1, {2, 3}, {EvenSlotRange(1, 2)}});
+  const ClusterMap m = ClusterMap::Build({ks}).value();
+  MovePlanRequest req;
+  req.live = {1, 2, 3, 4};
+  req.max_moves = 5;
+  req.desired = {{"ks", 2, 2}};
+  MovePlan p = PlanMoves(m, req);
+  ASSERT_EQ(p.create.size(), 1u);
+  MoveRecord want = Record(0, 1, 4);  // node 4 holds nothing
+  want.epoch = 4;
+  want.join = true;
+  EXPECT_EQ(p.create[0], want);
+  EXPECT_NE(p.changes[0].find("start join"), std::string::npos) << p.changes[0];
+  // In flight: nothing more.
+  req.moves = {want};
+  EXPECT_TRUE(PlanMoves(m, req).create.empty());
+  // A dead primary cannot be a join's source; no node left: a problem.
+  req.moves.clear();
+  req.live = {2, 3, 4};
+  EXPECT_TRUE(PlanMoves(m, req).create.empty());
+  req.live = {1};
+  p = PlanMoves(m, req);
+  EXPECT_TRUE(p.create.empty());
+  ASSERT_FALSE(p.problems.empty());
+  EXPECT_NE(p.problems[0].find("1 of 2 replicas and no live node"),
+            std::string::npos)
+      << p.problems[0];
+  // Not desired (a map written by hand): no join.
+  req.live = {1, 2, 3, 4};
+  req.desired.clear();
   EXPECT_TRUE(PlanMoves(m, req).create.empty());
 }
 

@@ -84,6 +84,9 @@ TEST(MoveRecordTest, RoundTripsEveryField) {
   r.phase = MovePhase::kReleased;
   r.reason = "target node 2 is not live";
   cases.push_back(r);
+  r.join = true;  // encoded only when true
+  cases.push_back(r);
+  EXPECT_NE(r.Encode().find(R"("join":true)"), std::string::npos);
   for (const MoveRecord& c : cases) {
     ASSERT_TRUE(c.Validate().ok()) << c.Validate().ToString();
     Result<MoveRecord> back =
@@ -204,6 +207,13 @@ TEST(MoveRecordTest, DecodeTrustsNothing) {
       MoveRecord::Decode(std::string(5000, 'k'), 3, With("x", ""));
   ASSERT_FALSE(d.ok());
   EXPECT_LT(d.status().message().size(), 400u);
+}
+
+TEST(MoveRecordTest, AJoinThatIsNotABooleanIsCorruption) {
+  std::string json = Sample().Encode();
+  json.insert(1, R"("join":1,)");
+  EXPECT_EQ(MoveRecord::Decode("users", 3, json).status().code(),
+            StatusCode::kCorruption);
 }
 
 TEST(MoveRecordTest, NewerFormatIsRefusedAsInvalidArgument) {

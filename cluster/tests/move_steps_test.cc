@@ -91,6 +91,33 @@ TEST(MoveStepsTest, TheSwitchKeepsTheBackups) {
             (std::vector<uint32_t>{4, 2}));
 }
 
+// A join's switch appends the target to the replica set; a released
+// join whose target died (or whose map moved on) is cancelled: its source
+// still holds the shard.
+TEST(MoveStepsTest, AJoinSwitchesTheTargetInAsABackupOrIsCancelled) {
+  ClusterMap m =
+      ClusterMap::Build({{"users", 1, {{0, 3, {1, 2}, {{0, 1023}}}}}}).value();
+  MoveRecord r = Move(MovePhase::kReleased).record;  // 1 -> 3 at epoch 3
+  r.join = true;
+  Result<ClusterMap> joined = SwitchedMap(m, r);
+  ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+  EXPECT_EQ(joined->Find("users")->shards[0].replicas,
+            (std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(joined->Find("users")->shards[0].epoch, 4u);
+  MoveRecord twice = r;
+  twice.target = 2;  // a replica already
+  EXPECT_FALSE(SwitchedMap(m, twice).ok());
+  MoveSteps live = StepMoves(m, {1, 2, 3}, {{r, 7}});
+  ASSERT_EQ(live.steps.size(), 1u);
+  EXPECT_EQ(live.steps[0].kind, MoveStep::Kind::kSwitch);
+  EXPECT_NE(live.steps[0].change.find("joins the replica set"),
+            std::string::npos)
+      << live.steps[0].change;
+  MoveSteps dead = StepMoves(m, {1, 2}, {{r, 7}});
+  ASSERT_EQ(dead.steps.size(), 1u);
+  EXPECT_EQ(dead.steps[0].kind, MoveStep::Kind::kCancel);
+}
+
 TEST(MoveStepsTest, ARecordTheMapMovedPastIsNotSwitchedButReported) {
   for (const MoveEntry& m :
        {Move(MovePhase::kReleased, 1, 3, 0, /*epoch=*/2),  // older epoch

@@ -263,6 +263,7 @@ void ClusterNode::ApplyBackups(const std::vector<Backup>& wanted,
                                int64_t revision) {
   const ShardTable::Owned before = options_.shards->backups();
   ShardTable::Owned next;
+  std::vector<std::string> joined_names;
   for (const Backup& b : wanted) {
     // A backup holds every acknowledged write only if it has been one (or
     // the primary) since the shard began: at epoch 1, or when this process
@@ -270,8 +271,10 @@ void ClusterNode::ApplyBackups(const std::vector<Backup>& wanted,
     // without that has none of the data (a new backup joins by a catch-up
     // copy, not by a map edit): never taken, so its primary's link is
     // refused and the primary reports it.
-    const bool continuous =
-        b.epoch == 1 || before.count(b.name) || owned_before.count(b.name);
+    const uint32_t incoming = options_.shards->IncomingEpoch(b.name);
+    const bool joined = incoming != 0 && incoming + 1 == b.epoch;
+    const bool continuous = b.epoch == 1 || before.count(b.name) ||
+                            owned_before.count(b.name) || joined;
     if (!continuous) {
       Logf(
           "shard '%s' epoch %u names this node a backup, but it holds no "
@@ -288,10 +291,12 @@ void ClusterNode::ApplyBackups(const std::vector<Backup>& wanted,
     }
     auto it = before.find(b.name);
     if (it == before.end() || it->second != b.epoch) {
-      Logf("backup of shard '%s' at epoch %u (map revision %lld)",
-           b.name.c_str(), b.epoch, static_cast<long long>(revision));
+      Logf("backup of shard '%s' at epoch %u (map revision %lld)%s",
+           b.name.c_str(), b.epoch, static_cast<long long>(revision),
+           joined ? ": joined after its catch-up copy" : "");
     }
     next.emplace(b.name, b.epoch);
+    if (joined) joined_names.push_back(b.name);
   }
   for (const auto& [name, epoch] : before) {
     if (!next.count(name) && !options_.shards->owned().count(name)) {
@@ -300,6 +305,10 @@ void ClusterNode::ApplyBackups(const std::vector<Backup>& wanted,
     }
   }
   options_.shards->SetBackups(std::move(next));
+  // Incoming no more: a backup now (its primary links at the new epoch).
+  for (const std::string& name : joined_names) {
+    options_.shards->RemoveIncoming(name);
+  }
 }
 
 void ClusterNode::InstallReplicas(const ShardTable::Owned& owned,

@@ -1,5 +1,6 @@
 #include "move_manager.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <vector>
@@ -41,6 +42,7 @@ struct MoveManager::Read {
   };
   std::map<std::string, Entry> moves;  // by shard keyspace name
   int64_t revision = 0;                // etcd's, of this read
+  int64_t map_revision = 0;            // the map's mod revision
 
   // The shard's primary and epoch in the map; {0, 0} when absent.
   std::pair<uint32_t, uint32_t> Owner(const std::string& keyspace,
@@ -140,6 +142,7 @@ void MoveManager::Pass() {
     if (kv.key == keys_.map()) {
       Result<cluster::ClusterMap> m = cluster::ClusterMap::Decode(kv.value);
       if (m.ok()) read.map = std::move(m).value();
+      read.map_revision = kv.mod_revision;
     } else if (kv.key.starts_with(keys_.nodes_prefix())) {
       Result<uint32_t> id = keys_.NodeIdOf(kv.key);
       Result<cluster::NodeRegistration> reg =
@@ -283,8 +286,10 @@ void MoveManager::Outgoing(const std::string& name, const MoveRecord& r,
         st = s.status();
         if (s.ok()) {
           o.source = std::move(s).value();
-          Logf("move of '%s' to node %u (%s): copying", name.c_str(), r.target,
-               address->second.c_str());
+          o.join = r.join;
+          o.target = r.target;
+          Logf("%s of '%s' to node %u (%s): copying", r.join ? "join" : "move",
+               name.c_str(), r.target, address->second.c_str());
           return;
         }
       }
@@ -327,10 +332,13 @@ void MoveManager::Outgoing(const std::string& name, const MoveRecord& r,
       return;
     }
     o.frozen = true;
-    options_.shards->Release(name);
+    // A join's source keeps the shard: its commits wait (frozen) until
+    // the target is in the replica set, its sessions and reads go on.
+    if (!r.join) options_.shards->Release(name);
   }
   // No connection may read it once the target takes writes.
-  Status st = options_.host->EndShardSessions(name, kEndSessions);
+  Status st = r.join ? Status::Ok()
+                     : options_.host->EndShardSessions(name, kEndSessions);
   if (!st.ok()) {
     Logf("hand-off of '%s': %s (retrying)", name.c_str(),
          st.ToString().c_str());
@@ -359,13 +367,39 @@ void MoveManager::Finished(const Read& read) {
     // and frozen, and its keyspace goes. Otherwise (deleted by hand, or
     // a cancel another node finished): served here again.
     bool switched = false;
+    bool joined = false;  // a join's target is in the replica set
     for (const cluster::KeyspaceShards& ks : read.map->keyspaces()) {
       for (const cluster::Shard& s : ks.shards) {
-        if (ShardKeyspaceName(ks.name, s.id) == name &&
-            s.primary() != options_.node_id) {
-          switched = true;
+        if (ShardKeyspaceName(ks.name, s.id) != name) continue;
+        if (s.primary() != options_.node_id) switched = true;
+        if (it->second.join && s.primary() == options_.node_id &&
+            std::find(s.replicas.begin(), s.replicas.end(),
+                      it->second.target) != s.replicas.end()) {
+          joined = true;
         }
       }
+    }
+    if (it->second.join && joined && it->second.frozen && !switched) {
+      // The new backup joined. Commits resume only once this node applied
+      // that map (its replica forwarder then includes the target): until
+      // then a commit acknowledged here would be on no copy of the target.
+      bool applied = false;
+      if (options_.with_applied_map) {
+        options_.with_applied_map(
+            [&](int64_t at) { applied = at >= read.map_revision; });
+      } else {
+        applied = true;
+      }
+      if (!applied) {
+        ++it;
+        continue;
+      }
+      it->second.source->EndJoin();
+      it->second.source.reset();  // detaches: the freeze lifts
+      Logf("join of '%s' done: the new backup is in the replica set",
+           name.c_str());
+      it = out_.erase(it);
+      continue;
     }
     if (switched && it->second.frozen) {
       it->second.source.reset();  // stays frozen
@@ -392,11 +426,12 @@ void MoveManager::Finished(const Read& read) {
   // those it does give).
   for (const auto& [name, epoch] : options_.shards->incoming()) {
     if (read.moves.count(name) != 0) continue;
-    bool mine = false;
+    bool mine = false;  // its primary, or a backup (a join)
     for (const cluster::KeyspaceShards& ks : read.map->keyspaces()) {
       for (const cluster::Shard& s : ks.shards) {
         if (ShardKeyspaceName(ks.name, s.id) == name &&
-            s.primary() == options_.node_id) {
+            std::find(s.replicas.begin(), s.replicas.end(), options_.node_id) !=
+                s.replicas.end()) {
           mine = true;
         }
       }

@@ -11,6 +11,11 @@
 //    peer session may write the copy. A cancelled or deleted record whose
 //    shard the map does not give to this node ends that (ClusterNode::
 //    Apply takes the shard over when the map gives it: the switch).
+//  a join (MoveRecord::join: a new backup of a replicated shard) runs
+//    the same way up to the hand-off, where the source freezes its
+//    commits but keeps the shard (no release, sessions go on); when the
+//    record is gone and the map has the target in the replica set, the
+//    freeze lifts once this node applied that map.
 //  as the source: a MoveSource per record (link to the target's
 //    registered address, forwarding, copier), paused and rate-limited as
 //    the record says; copy -> ready when the copier is done; at handoff:
@@ -121,6 +126,8 @@ class MoveManager {
   struct Out {
     std::unique_ptr<MoveSource> source;
     bool frozen = false;
+    bool join = false;  // a new backup's catch-up (MoveRecord::join)
+    uint32_t target = 0;
     std::chrono::steady_clock::time_point next_try;  // Start retries
     std::chrono::steady_clock::time_point first_try;
     std::chrono::steady_clock::time_point reported;

@@ -206,6 +206,11 @@ Result<uint64_t> MoveSource::Freeze() {
   return failure;
 }
 
+void MoveSource::EndJoin() {
+  std::lock_guard<std::mutex> lock(mu_);
+  frozen_ = false;
+}
+
 void MoveSource::Unfreeze() {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -72,6 +72,9 @@ class MoveSource {
   // failure; busy when the copy is not complete (nothing frozen then).
   Result<uint64_t> Freeze();
   void Unfreeze();
+  // A join is done (the target is a backup now): the destructor then
+  // detaches the commit point, which lifts the freeze.
+  void EndJoin();
 
  private:
   class LinkForwarder;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -290,6 +291,75 @@ TEST_F(ClusterReplicationTest, ABackupsDeathPausesWritesAndLosesNothing) {
   std::vector<HistoryOp> history = StopLoad();
   EXPECT_EQ(errors_.load(), 0);
   EXPECT_GT(ops_.load(), at_failover) << "no op completed after the failover";
+  std::fprintf(stderr, "%zu ops, %d with unknown outcome\n", history.size(),
+               unknown_.load());
+  EXPECT_TRUE(NonLinearizableKeys(history).empty());
+}
+
+// The cluster heals itself: keyspace "users" asked for with 2 replicas
+// (the controller places it), a node killed under load, its shards fail
+// over or lose a backup, and the controller adds a new backup to every
+// degraded shard by a catch-up copy (a join). Then another node dies:
+// every shard still has a copy with everything acknowledged.
+TEST_F(ClusterReplicationTest, KillingAnyNodeLosesNothingAndTheClusterHeals) {
+  StartNodes(3);
+  ASSERT_TRUE(
+      etcd_client_
+          ->Put("/rpkv/t/keyspaces/users", R"({"replicas":2,"shards":4})")
+          .ok());
+  std::vector<std::vector<uint32_t>> sets;
+  for (int i = 0; i < 100 && sets.size() < 4; i++) {
+    sets.clear();
+    for (uint32_t s = 0; s < 4; s++) {
+      auto [r, e] = ReplicasOf(s);
+      if (r.size() == 2) sets.push_back(r);
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_EQ(sets.size(), 4u) << "the controller did not place the keyspace";
+  for (uint32_t s = 0; s < 4; s++) {
+    const std::string shard = "users.s" + std::to_string(s);
+    ASSERT_TRUE(Serving(sets[s][0], shard, 1)) << shard;
+    ASSERT_TRUE(nodes_[sets[s][1] - 1].WaitForLog("backup of shard '" + shard +
+                                                  "' at epoch 1"))
+        << shard;
+  }
+  StartLoad();
+  std::this_thread::sleep_for(seconds(1));
+  nodes_[0].Kill9();
+  // Healed: every shard on both live nodes again (2 and 3).
+  const auto killed = Clock::now();
+  bool healed = false;
+  while (!healed && Clock::now() - killed < seconds(40)) {
+    healed = true;
+    for (uint32_t s = 0; s < 4; s++) {
+      std::vector<uint32_t> r = ReplicasOf(s).first;
+      std::sort(r.begin(), r.end());
+      healed &= r == std::vector<uint32_t>{2, 3};
+    }
+    if (!healed) std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_TRUE(healed) << "the degraded shards got no new backup";
+  // By a catch-up copy: a join, logged by the new backup.
+  EXPECT_TRUE(nodes_[1].StderrText().find("joined after its catch-up copy") !=
+                  std::string::npos ||
+              nodes_[2].StderrText().find("joined after its catch-up copy") !=
+                  std::string::npos);
+  std::fprintf(stderr, "healed %lld ms after the kill\n",
+               static_cast<long long>(std::chrono::duration_cast<milliseconds>(
+                                          Clock::now() - killed)
+                                          .count()));
+  const int at_heal = ops_.load();
+  std::this_thread::sleep_for(seconds(1));
+  EXPECT_GT(ops_.load(), at_heal);
+  // Another node dies: the last one holds every shard, nothing lost.
+  nodes_[1].Kill9();
+  ASSERT_TRUE(WaitForSets({{3}, {3}, {3}, {3}}, seconds(20)));
+  const int at_failover = ops_.load();
+  std::this_thread::sleep_for(seconds(1));
+  std::vector<HistoryOp> history = StopLoad();
+  EXPECT_EQ(errors_.load(), 0);
+  EXPECT_GT(ops_.load(), at_failover);
   std::fprintf(stderr, "%zu ops, %d with unknown outcome\n", history.size(),
                unknown_.load());
   EXPECT_TRUE(NonLinearizableKeys(history).empty());

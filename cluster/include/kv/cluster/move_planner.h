@@ -11,6 +11,11 @@
 //
 // The rules, in this order, while fewer than max_moves records exist in
 // the whole cluster (any phase, those of kvadmin included):
+//  0. Heal. Every shard of a desired keyspace (request.desired) with fewer
+//     replicas than the keyspace wants, no record yet and a live primary
+//     gets a join record (move_record.h: the target catches up and joins
+//     the replica set as a backup) to the least loaded live node that is
+//     not draining and holds no replica of it.
 //  1. Drain. For every live draining node (ascending ids), every shard
 //     whose primary it is (map order) and that has no move yet moves to
 //     the least loaded live node that is not draining and holds no replica
@@ -34,6 +39,7 @@
 #include <vector>
 
 #include "kv/cluster/cluster_map.h"
+#include "kv/cluster/keyspace_spec.h"
 #include "kv/cluster/move_record.h"
 
 namespace kv::cluster {
@@ -45,7 +51,8 @@ struct MovePlanRequest {
   // Shards with a key under moves/ that does not decode: in flight too.
   std::vector<ShardRef> unreadable;
   bool rebalance = false;
-  uint32_t max_moves = 1;  // records in flight, cluster-wide
+  uint32_t max_moves = 1;             // records in flight, cluster-wide
+  std::vector<KeyspaceSpec> desired;  // rule 0: the replicas each wants
 };
 
 struct MovePlan {

@@ -8,6 +8,13 @@
 //                                                 (etcd_keys.h builds and
 //                                                 parses both keys)
 //
+// A join record (join: true) is the same protocol for a new backup of a
+// replicated shard: the controller creates it for a shard with fewer
+// replicas than its keyspace wants; at handoff the source freezes its
+// commits but keeps the shard (no release, no sessions ended); the switch
+// appends the target to the replica set at epoch + 1; the source
+// unfreezes once it applied that map.
+//
 // Who writes what (every write a transaction guarded by the record's mod
 // revision as read, and the map's where it matters):
 //   kvadmin / controller   create the record (phase copy), guarded by the
@@ -85,6 +92,11 @@ struct MoveRecord {
   uint64_t rate_bytes_per_s = 0;  // the copier's limit; 0: none
   uint64_t last_sequence = 0;     // released: the source's last sequence
   std::string reason;  // cancel: why (for status and logs), <= 200 bytes
+  // A join (docs/replication.md, "A new backup"): the target catches up
+  // as a move's target does, and the switch adds it to the replica set
+  // as a backup instead of making it primary; the source stays primary.
+  // Encoded only when true ("join": true).
+  bool join = false;
 
   // invalid_argument naming the problem (bad name, shard id, node ids 0
   // or equal, epoch 0, a reason over kMaxReason bytes or with a byte
