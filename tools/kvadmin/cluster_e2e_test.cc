@@ -313,7 +313,8 @@ TEST_F(KvadminClusterTest, TheControllerCancelsAMoveWhoseTargetLeft) {
   ServerProcess& one = StartNode(1);
   StartNode(2);
   ServerProcess& three = StartNode(3);
-  ASSERT_EQ(Admin("cluster create-keyspace users --shards=2 --replicas=1").code, kExitOk);
+  ASSERT_EQ(Admin("cluster create-keyspace users --shards=2 --replicas=1").code,
+            kExitOk);
   Outcome r = Admin("cluster move users 0 --to=3");
   ASSERT_EQ(r.code, kExitOk) << r.out;
   EXPECT_EQ(three.Stop(), 0);  // leaves: its registration goes at once
@@ -327,7 +328,8 @@ TEST_F(KvadminClusterTest, TheControllerCancelsAMoveWhoseTargetLeft) {
 TEST_F(KvadminClusterTest, DrainMakesTheControllerStartMoves) {
   StartNode(1);
   StartNode(2);
-  ASSERT_EQ(Admin("cluster create-keyspace users --shards=4 --replicas=1").code, kExitOk);
+  ASSERT_EQ(Admin("cluster create-keyspace users --shards=4 --replicas=1").code,
+            kExitOk);
   Outcome r = Admin("cluster drain 1");
   ASSERT_EQ(r.code, kExitOk) << r.out;
   EXPECT_NE(r.out.find("node 1 drains: the controller moves its 2 shards"),

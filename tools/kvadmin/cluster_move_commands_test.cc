@@ -359,6 +359,7 @@ TEST_F(ClusterMoveCommandsTest, StatusShowsMovesAndDrains) {
   cancelled.source = 2;
   cancelled.epoch = 1;
   cancelled.reason = "target node 3 is not live";
+  cancelled.join = true;  // a new backup's catch-up: shown as +>
   Put(cancelled);
   ASSERT_TRUE(etcd_.Put(keys_.drain(1), "1").ok());
   ASSERT_TRUE(etcd_.Put(keys_.drain(3), "1").ok());
@@ -369,7 +370,7 @@ TEST_F(ClusterMoveCommandsTest, StatusShowsMovesAndDrains) {
                    "       bytes    forwarded  updated\n"
                    "    users/0  1 -> 3  copy    yes     1.0 MiB/s  250/1000 "
                    "(25%)  3.0 MiB  7          3 s ago\n"
-                   "    users/1  2 -> 3  cancel  no      none       -        "
+                   "    users/1  2 +> 3  cancel  no      none       -        "
                    "       -        -          no report yet\n"
                    "      reason: target node 3 is not live\n"),
             std::string::npos)
@@ -388,6 +389,8 @@ TEST_F(ClusterMoveCommandsTest, StatusShowsMovesAndDrains) {
   EXPECT_EQ(m["source"], 1);
   EXPECT_EQ(m["target"], 3);
   EXPECT_EQ(m["phase"], "copy");
+  EXPECT_EQ(m["join"], false);
+  EXPECT_EQ(j["moves"][1]["join"], true);
   EXPECT_EQ(m["paused"], true);
   EXPECT_EQ(m["rate_bytes_per_s"], 1 << 20);
   EXPECT_EQ(m["progress"]["keys_copied"], 250);

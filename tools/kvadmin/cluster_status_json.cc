@@ -86,6 +86,7 @@ json Moves(const ClusterView& v) {
                    {"target", r.target},
                    {"epoch", r.epoch},
                    {"phase", std::string(cluster::MovePhaseName(r.phase))},
+                   {"join", r.join},
                    {"paused", r.paused},
                    {"rate_bytes_per_s", r.rate_bytes_per_s},
                    {"last_sequence", r.last_sequence},

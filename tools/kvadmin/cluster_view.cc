@@ -275,7 +275,8 @@ void PrintMoves(const ClusterView& view, std::ostream& out) {
     const cluster::MoveRecord& r = m.record;
     std::vector<std::string> row = {
         r.keyspace + "/" + std::to_string(r.shard),
-        std::to_string(r.source) + " -> " + std::to_string(r.target),
+        std::to_string(r.source) + (r.join ? " +> " : " -> ") +
+            std::to_string(r.target),
         std::string(cluster::MovePhaseName(r.phase)), r.paused ? "yes" : "no",
         RateText(r.rate_bytes_per_s)};
     if (m.progress) {
