@@ -4,6 +4,7 @@
 #include <librpma.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -18,21 +19,20 @@ namespace rf = kv::record_format;
 using Clock = std::chrono::steady_clock;
 
 // The buffer: receive slots (a reply per record in flight, and room for
-// an ERROR), the control send slot (HELLO, REFILL, BYE), a COMMIT send
-// slot per record in flight, and the staging ring the records are written
-// from.
+// an ERROR), the control send slot (HELLO, REFILL, BYE) and a COMMIT send
+// slot per record in flight. The staging ring the records are written
+// from is a region of its own: it starts small and grows (re-registered,
+// with nothing in flight) for a record larger than it.
 constexpr size_t kRecvSlots = PeerLink::kWindow + 4;
 constexpr size_t kSlot = pr::kMaxMessage;
 constexpr size_t kSendOffset = kRecvSlots * kSlot;
 constexpr size_t kCommitSlot = 64;
 static_assert(pr::kHeaderSize + pr::kCommitSize <= kCommitSlot);
 constexpr size_t kCommitOffset = kSendOffset + kSlot;
-constexpr size_t kRingOffset = kCommitOffset + PeerLink::kWindow * kCommitSlot;
-// The largest record a keyspace can hold (a 16-bit slot length in units);
-// the ring holds two.
+constexpr size_t kBufferSize = kCommitOffset + PeerLink::kWindow * kCommitSlot;
+// The largest record a keyspace can hold (a 16-bit slot length in units).
 constexpr size_t kDataSize =
     index_format::kMaxRecordUnits * index_format::kUnit;
-constexpr size_t kRingSize = 2 * kDataSize;
 constexpr uint64_t kSendTag = 1000;
 constexpr uint64_t kWriteTag = 1001;
 constexpr uint64_t kCommitSendTag = 1002;
@@ -67,7 +67,9 @@ Status FromAdmit(const pr::Accept& a, const std::string& who) {
 }  // namespace
 
 PeerLink::PeerLink(Options options)
-    : options_(std::move(options)), buf_(kRingOffset + kRingSize, 0) {}
+    : options_(std::move(options)),
+      buf_(kBufferSize, 0),
+      ring_(std::clamp<size_t>(options_.ring_bytes, 4096, kDataSize)) {}
 
 Result<std::unique_ptr<PeerLink>> PeerLink::Open(const Options& options) {
   std::unique_ptr<PeerLink> link(new PeerLink(options));
@@ -83,6 +85,9 @@ Result<std::unique_ptr<PeerLink>> PeerLink::Open(const Options& options) {
       link->peer_, link->buf_.data(), link->buf_.size(),
       RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_WRITE_SRC,
       &link->mr_);
+  if (rc) return FromRpma(rc, "rpma_mr_reg");
+  rc = rpma_mr_reg(link->peer_, link->ring_.data(), link->ring_.size(),
+                   RPMA_MR_USAGE_WRITE_SRC, &link->ring_mr_);
   if (rc) return FromRpma(rc, "rpma_mr_reg");
 
   // 1. A HELLO connection: the peer key travels in HELLO, never in the
@@ -212,6 +217,7 @@ PeerLink::~PeerLink() {
   Disconnect();
   if (remote_ != nullptr) (void)rpma_mr_remote_delete(&remote_);
   if (mr_ != nullptr) (void)rpma_mr_dereg(&mr_);
+  if (ring_mr_ != nullptr) (void)rpma_mr_dereg(&ring_mr_);
   if (peer_ != nullptr) (void)rpma_peer_delete(&peer_);
 }
 
@@ -381,12 +387,12 @@ int64_t PeerLink::RingSpace(uint64_t length) const {
   if (in_flight_.empty()) return 0;
   const uint64_t front = in_flight_.front().ring_offset;
   if (front <= ring_next_) {  // in use: [front, ring_next_)
-    if (ring_next_ + length <= kRingSize) {
+    if (ring_next_ + length <= ring_.size()) {
       return static_cast<int64_t>(ring_next_);
     }
     return length < front ? 0 : -1;
   }
-  // Wrapped: in use [front, kRingSize) and [0, ring_next_).
+  // Wrapped: in use [front, ring size) and [0, ring_next_).
   return ring_next_ + length < front ? static_cast<int64_t>(ring_next_) : -1;
 }
 
@@ -448,15 +454,26 @@ Result<uint64_t> PeerLink::SubmitLocked(const uint8_t* record, size_t length) {
     }
   }
   while (in_flight_.size() >= window_) KV_RETURN_IF_ERROR(ReapOne());
+  if (length > ring_.size()) {
+    // A record larger than the ring: nothing in flight, then a ring that
+    // holds it (registered anew).
+    while (!in_flight_.empty()) KV_RETURN_IF_ERROR(ReapOne());
+    if (ring_mr_ != nullptr) (void)rpma_mr_dereg(&ring_mr_);
+    ring_.assign(std::min(kDataSize, std::max(length, 2 * ring_.size())), 0);
+    ring_next_ = 0;
+    int rc = rpma_mr_reg(peer_, ring_.data(), ring_.size(),
+                         RPMA_MR_USAGE_WRITE_SRC, &ring_mr_);
+    if (rc) return Fail(FromRpma(rc, "rpma_mr_reg"));
+  }
   int64_t at;
   while ((at = RingSpace(length)) < 0) KV_RETURN_IF_ERROR(ReapOne());
   // The bytes, then the COMMIT: a send is ordered after the write on the
   // connection, and the target persists record and slot together. The
   // write reports only an error; the COMMIT's reply says it landed.
-  const uint64_t staged = kRingOffset + static_cast<uint64_t>(at);
-  std::memcpy(buf_.data() + staged, record, length);
-  int rc = rpma_write(conn_, remote_, tail_ - grant_.start, mr_, staged, length,
-                      RPMA_F_COMPLETION_ON_ERROR,
+  const uint64_t staged = static_cast<uint64_t>(at);
+  std::memcpy(ring_.data() + staged, record, length);
+  int rc = rpma_write(conn_, remote_, tail_ - grant_.start, ring_mr_, staged,
+                      length, RPMA_F_COMPLETION_ON_ERROR,
                       reinterpret_cast<const void*>(kWriteTag));
   if (rc) return Fail(FromRpma(rc, "rpma_write"));
   pr::Commit c;

@@ -56,6 +56,9 @@ class PeerLink {
     uint32_t epoch = 0;    // the map epoch the move began at
     // Bound on each wait (connect, each reply).
     std::chrono::milliseconds timeout{5000};
+    // The staging ring's first size (a window of records of a few KiB
+    // each); it grows for a larger record, up to the largest one.
+    size_t ring_bytes = 256 << 10;
   };
 
   // Connects, sends the peer HELLO and reconnects with its ticket.
@@ -131,7 +134,9 @@ class PeerLink {
   rpma_conn* conn_ = nullptr;
   rpma_mr_local* mr_ = nullptr;
   rpma_cq* cq_ = nullptr;
-  std::vector<uint8_t> buf_;  // receive slots, send slot, record staging
+  std::vector<uint8_t> buf_;   // receive slots, send slots
+  std::vector<uint8_t> ring_;  // record staging (RingSpace)
+  rpma_mr_local* ring_mr_ = nullptr;
   std::vector<std::string> received_;
   bool closed_ = false;
   protocol::Accept accept_;

@@ -90,6 +90,39 @@ TEST_F(PeerLinkTest, SubmittedRecordsPipelineInOrderAcrossGrants) {
   EXPECT_EQ(TargetValue("p7"), "<not_found>");
 }
 
+// A staging ring of 16 KiB: a larger record waits for the window to
+// drain, grows the ring and goes; small ones pipeline around it.
+TEST_F(PeerLinkTest, ARecordLargerThanTheRingGrowsIt) {
+  store::Writer w(source_);
+  const std::string big(40 << 10, 'B');
+  ASSERT_TRUE(w.Put("small0", "s0").ok());
+  ASSERT_TRUE(w.Put("big", big).ok());
+  ASSERT_TRUE(w.Put("small1", "s1").ok());
+  PeerLink::Options o = LinkOptions();
+  o.ring_bytes = 16 << 10;
+  auto link = PeerLink::Open(o);
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  uint64_t last = 0;
+  for (const char* key : {"small0", "big", "small1"}) {
+    std::string rec;
+    ASSERT_TRUE(source_
+                    ->WithCurrentRecord(
+                        key,
+                        [&](const uint8_t* r, size_t n) {
+                          rec.assign(reinterpret_cast<const char*>(r), n);
+                        })
+                    .ok());
+    auto t = (*link)->Submit(reinterpret_cast<const uint8_t*>(rec.data()),
+                             rec.size());
+    ASSERT_TRUE(t.ok()) << key << ": " << t.status().ToString();
+    last = *t;
+  }
+  ASSERT_TRUE((*link)->WaitFor(last).ok());
+  EXPECT_EQ(TargetValue("big"), big);
+  EXPECT_EQ(TargetValue("small0"), "s0");
+  EXPECT_EQ(TargetValue("small1"), "s1");
+}
+
 TEST_F(PeerLinkTest, AnOlderCopyIsStaleAndADeleteApplies) {
   store::Writer w(source_);
   ASSERT_TRUE(w.Put("k", "v1").ok());

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# replication_bench.sh — what replication costs (docs/replication.md,
+# "Figures"): etcd and three kvserver nodes on 127.0.0.1, keyspaces r1,
+# r2 and r3 each in one shard whose primary is node 1, with 1, 2 and 3
+# replicas (backups on nodes 2 and 3). kvbench runs, through the cluster
+# client and in one script run, durable puts (qd 1, then 16 in flight)
+# and gets on each, and prints them side by side.
+#
+#   BUILD=build-release bash tools/kvbench/replication_bench.sh
+#
+# Environment: BUILD (default build-release: kvserver, kvbench), KEYS
+# (10000), DURATION (5 s per row), THREADS (1), OUT (a temporary
+# directory). Everything shares this machine's cores: the backups' CPU is
+# the primary's CPU here.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build-release}
+case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+KEYS=${KEYS:-10000}
+DURATION=${DURATION:-5}
+THREADS=${THREADS:-1}
+OUT=${OUT:-$(mktemp -d /tmp/rpkv-repl-bench-XXXXXX)}
+mkdir -p "$OUT"
+for b in kvserver kvbench; do
+  [ -x "$BUILD/bin/$b" ] || { echo "replication_bench: no $BUILD/bin/$b (build it)" >&2; exit 1; }
+done
+command -v etcd >/dev/null || { echo "replication_bench: no etcd (bash tools/setup.sh)" >&2; exit 1; }
+
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_log() {  # file text
+  for _ in $(seq 300); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+  echo "replication_bench: no '$2' in $1" >&2; tail -5 "$1" >&2; exit 1
+}
+
+EPORT=$(free_port); PPORT=$(free_port)
+etcd --data-dir "$OUT/etcd" --listen-client-urls "http://127.0.0.1:$EPORT" \
+  --advertise-client-urls "http://127.0.0.1:$EPORT" \
+  --listen-peer-urls "http://127.0.0.1:$PPORT" >"$OUT/etcd.log" 2>&1 &
+PIDS+=($!)
+wait_log "$OUT/etcd.log" "ready to serve client requests"
+ETCD=etcd://127.0.0.1:$EPORT
+(umask 077 && head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$OUT/peer.key")
+for n in 1 2 3; do
+  "$BUILD/bin/kvserver" --pool="$OUT/n$n.pool" --pool_size=1G \
+    --listen="127.0.0.1:$(free_port)" --cluster="$ETCD" --node_id=$n \
+    --cluster_name=bench --peer_key_file="$OUT/peer.key" --rebalance=false \
+    >"$OUT/n$n.log" 2>&1 &
+  PIDS+=($!)
+  wait_log "$OUT/n$n.log" "kvserver: ready on"
+done
+shard() {  # name id replicas
+  echo "{\"name\": \"$1\", \"id\": $2, \"shards\": [{\"id\": 0, \"epoch\": 1, \"replicas\": [$3], \"slots\": [[0, 1023]]}]}"
+}
+MAP="{\"format\": 1, \"slots\": 1024, \"keyspaces\": [$(shard r1 1 1), $(shard r2 2 1,2), $(shard r3 3 1,2,3)]}"
+ETCDCTL_API=3 etcdctl --endpoints="127.0.0.1:$EPORT" put /rpkv/bench/map "$MAP" >/dev/null
+for r in 1 2 3; do wait_log "$OUT/n1.log" "serving shard 'r$r.s0' at epoch 1"; done
+wait_log "$OUT/n3.log" "backup of shard 'r3.s0' at epoch 1"
+
+kvb() {  # label keyspace extra-flags...
+  local label=$1 ks=$2; shift 2
+  "$BUILD/bin/kvbench" --cluster="$ETCD" --cluster_name=bench --keyspace="$ks" \
+    --keys="$KEYS" --threads="$THREADS" --progress=false --pings=0 \
+    --json="$OUT/$label.json" "$@" >"$OUT/$label.txt" 2>&1 ||
+    { echo "replication_bench: kvbench $label failed:" >&2; tail -5 "$OUT/$label.txt" >&2; exit 1; }
+}
+for r in 1 2 3; do
+  echo "replication_bench: r$r: load, durable puts (qd 1, qd 16), gets" >&2
+  kvb "load$r" "r$r" --workload=c --ops=1 --warmup=0
+  kvb "put$r" "r$r" --workload=custom --update_ratio=1 --load=false \
+    --duration="$DURATION" --warmup=0.5
+  kvb "put16_$r" "r$r" --workload=custom --update_ratio=1 --load=false \
+    --qd=16 --duration="$DURATION" --warmup=0.5
+  kvb "get$r" "r$r" --workload=c --load=false --duration="$DURATION" --warmup=0.5
+done
+python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+def o(label):
+    return json.load(open(f"{out}/{label}.json"))["results"]["overall"]
+print(f"{'replicas':>9} {'put p50 us':>11} {'put p99 us':>11} {'put ops/s':>10} "
+      f"{'qd16 ops/s':>11} {'get p50 us':>11} {'get p99 us':>11}")
+base = None
+for r in (1, 2, 3):
+    p, p16, g = o(f"put{r}"), o(f"put16_{r}"), o(f"get{r}")
+    if base is None: base = p["p50_us"]
+    print(f"{r:>9} {p['p50_us']:>11.1f} {p['p99_us']:>11.1f} {p['ops_per_sec']:>10.0f} "
+          f"{p16['ops_per_sec']:>11.0f} {g['p50_us']:>11.1f} {g['p99_us']:>11.1f}"
+          f"   (put p50 {p['p50_us'] / base:.2f}x of 1 replica)")
+PY
