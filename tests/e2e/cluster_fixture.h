@@ -122,14 +122,17 @@ class ClusterTest : public ::testing::Test {
   // Starts node `id` (1..4); `rebalance`: its controller's --rebalance
   // (off unless a test is about it, so that the maps tests write stay
   // as written).
-  void StartNode(uint32_t id, int lease_ttl_s = 2, bool rebalance = false) {
+  // `etcd`: the address the node reaches etcd at (a proxy the test can
+  // cut); empty: etcd's own.
+  void StartNode(uint32_t id, int lease_ttl_s = 2, bool rebalance = false,
+                 const std::string& etcd = "") {
     ASSERT_TRUE(
         nodes_[id - 1]
             .Start(
                 {"--pool=" + (dir_ / ("n" + std::to_string(id))).string(),
                  "--pool_size=128M", "--segment_size=1M",
-                 "--cluster=" + etcd_.url(), "--node_id=" + std::to_string(id),
-                 "--cluster_name=t",
+                 "--cluster=" + (etcd.empty() ? etcd_.url() : etcd),
+                 "--node_id=" + std::to_string(id), "--cluster_name=t",
                  "--lease_ttl_s=" + std::to_string(lease_ttl_s),
                  "--peer_key_file=" + peer_key_,
                  std::string("--rebalance=") + (rebalance ? "true" : "false")})

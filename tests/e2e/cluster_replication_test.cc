@@ -3,8 +3,13 @@
 // primary and one backup; every acknowledged write must survive the
 // primary's kill -9, and a backup's death must cost the writes a pause,
 // not an error.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -41,6 +46,99 @@ std::string ReplicatedMap(const std::vector<std::vector<uint32_t>>& sets) {
   }
   return json + "]}]}";
 }
+
+// A TCP proxy to etcd for one node that the test can cut: from Cut() on,
+// no byte passes either way and new connections are accepted and left
+// silent — the node is partitioned from etcd (its packets dropped) while
+// it still reaches clients and the other nodes.
+class EtcdProxy {
+ public:
+  bool Start(int target_port) {
+    target_ = target_port;
+    listen_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(listen_, 64) != 0 ||
+        ::getsockname(listen_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      return false;
+    }
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Run(); });
+    return true;
+  }
+  ~EtcdProxy() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    for (auto& [a, b] : pairs_) {
+      ::close(a);
+      ::close(b);
+    }
+    if (listen_ >= 0) ::close(listen_);
+  }
+  int port() const { return port_; }
+  void Cut() { cut_ = true; }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      std::vector<pollfd> fds{{listen_, POLLIN, 0}};
+      const size_t polled = pairs_.size();
+      for (auto& [a, b] : pairs_) {
+        fds.push_back({a, POLLIN, 0});
+        fds.push_back({b, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
+      if (fds[0].revents & POLLIN) {
+        int c = ::accept(listen_, nullptr, nullptr);
+        int u = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in t{};
+        t.sin_family = AF_INET;
+        t.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        t.sin_port = htons(static_cast<uint16_t>(target_));
+        if (c >= 0 &&
+            ::connect(u, reinterpret_cast<sockaddr*>(&t), sizeof t) == 0) {
+          pairs_.emplace_back(c, u);
+        } else {
+          if (c >= 0) ::close(c);
+          ::close(u);
+        }
+      }
+      if (cut_) continue;  // partitioned: nothing passes (buffers fill)
+      char buf[16384];
+      std::vector<size_t> closed;
+      for (size_t i = 0; i < polled; i++) {
+        auto [a, b] = pairs_[i];
+        for (int dir = 0; dir < 2; dir++) {
+          const pollfd& f = fds[1 + 2 * i + dir];
+          if (!(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+          const int from = dir == 0 ? a : b, to = dir == 0 ? b : a;
+          ssize_t n = ::read(from, buf, sizeof buf);
+          if (n > 0) {
+            (void)!::write(to, buf, static_cast<size_t>(n));
+          } else {
+            closed.push_back(i);
+            break;
+          }
+        }
+      }
+      for (auto it = closed.rbegin(); it != closed.rend(); ++it) {
+        ::close(pairs_[*it].first);
+        ::close(pairs_[*it].second);
+        pairs_.erase(pairs_.begin() + static_cast<long>(*it));
+      }
+    }
+  }
+  int listen_ = -1;
+  int port_ = 0;
+  int target_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> cut_{false};
+  std::thread thread_;
+  std::vector<std::pair<int, int>> pairs_;  // thread only
+};
 
 class ClusterReplicationTest : public ClusterTest {
  protected:
@@ -249,6 +347,38 @@ TEST_F(ClusterReplicationTest, AStoppedPrimaryIsReplacedAndNeverAcknowledges) {
     EXPECT_TRUE(v == "a" || v == "b") << v;
   }
   std::fprintf(stderr, "the stalled put: %s\n", stalled.ToString().c_str());
+}
+
+// A primary partitioned from etcd (its packets to etcd dropped) while
+// clients and the other nodes still reach it: it stops acknowledging at
+// its lease deadline and fences itself; its backup is promoted after the
+// lease expired; the history across it is linearizable.
+TEST_F(ClusterReplicationTest, APrimaryCutOffFromEtcdStopsAcknowledging) {
+  EtcdProxy proxy;
+  ASSERT_TRUE(proxy.Start(std::stoi(etcd_.endpoint().port)));
+  StartNode(1, 2, false, "etcd://127.0.0.1:" + std::to_string(proxy.port()));
+  StartNode(2);
+  StartNode(3);
+  PutMap(ReplicatedMap({{1, 2}, {1, 3}, {1, 2}, {1, 3}}));
+  for (uint32_t i = 0; i < 4; i++) {
+    ASSERT_TRUE(Serving(1, "users.s" + std::to_string(i), 1));
+  }
+  ASSERT_TRUE(nodes_[1].WaitForLog("backup of shard 'users.s2' at epoch 1"));
+  ASSERT_TRUE(nodes_[2].WaitForLog("backup of shard 'users.s3' at epoch 1"));
+  StartLoad();
+  std::this_thread::sleep_for(seconds(1));
+  proxy.Cut();
+  ASSERT_TRUE(WaitForSets({{2}, {3}, {2}, {3}}, seconds(20)));
+  EXPECT_EQ(nodes_[0].Wait(seconds(10)), 3) << nodes_[0].StderrText();
+  EXPECT_NE(nodes_[0].StderrText().find("fenced"), std::string::npos);
+  const int at_failover = ops_.load();
+  std::this_thread::sleep_for(seconds(1));
+  std::vector<HistoryOp> history = StopLoad();
+  EXPECT_EQ(errors_.load(), 0);
+  EXPECT_GT(ops_.load(), at_failover);
+  std::fprintf(stderr, "%zu ops, %d with unknown outcome\n", history.size(),
+               unknown_.load());
+  EXPECT_TRUE(NonLinearizableKeys(history).empty());
 }
 
 // Eight clients under load while the primary of two shards is killed:
