@@ -17,8 +17,9 @@ Status ForwardingCommitPoint::MakeDurable(const store::Persister::Range* ranges,
     return Status::WrongShard(
         "the shard is being handed to another node: re-read the map");
   }
-  KV_RETURN_IF_ERROR(local_.MakeDurable(ranges, n));
-  if (forwarder_ == nullptr && replicas_ == nullptr) return Status::Ok();
+  if (forwarder_ == nullptr && replicas_ == nullptr) {
+    return local_.MakeDurable(ranges, n);
+  }
   std::vector<ForwardedRecord> records;
   records.reserve(n);
   for (size_t i = 0; i < n; i++) {
@@ -27,11 +28,14 @@ Status ForwardingCommitPoint::MakeDurable(const store::Persister::Range* ranges,
     if (p < log_ || p >= log_ + log_size_) continue;
     records.push_back({p, ranges[i].len});
   }
-  if (records.empty()) return Status::Ok();
+  auto local = [&] { return local_.MakeDurable(ranges, n); };
   if (replicas_ != nullptr) {
-    KV_RETURN_IF_ERROR(replicas_->Forward(records.data(), records.size()));
+    KV_RETURN_IF_ERROR(
+        replicas_->ForwardAround(records.data(), records.size(), local));
+  } else {
+    KV_RETURN_IF_ERROR(local());
   }
-  if (forwarder_ == nullptr) return Status::Ok();
+  if (forwarder_ == nullptr || records.empty()) return Status::Ok();
   return forwarder_->Forward(records.data(), records.size());
 }
 

@@ -6,9 +6,10 @@
 // Modes:
 //  - no forwarder (the shard is not moving, has no backups): the local
 //    persist, slots published before it (as LocalCommitPoint).
-//  - replicas set (SetReplicas): strict; after the local persist the
-//    records go to every backup first (an error fails the commits), then
-//    to a move's forwarder if one is attached.
+//  - replicas set (SetReplicas): strict; the records go to every backup
+//    while the local persist runs (ForwardAround: one persist and one
+//    round trip overlap; an error of either fails the commits), then to a
+//    move's forwarder if one is attached.
 //  - a forwarder attached: strict (a slot appears only after MakeDurable
 //    returned ok, so a reader never sees a value that is not on the
 //    target), and MakeDurable, after the local persist, hands every
@@ -31,6 +32,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <shared_mutex>
 
@@ -55,6 +57,14 @@ class Forwarder {
   // (MakeDurable returns it); a forwarder whose failure should not (a
   // move's: the source still owns the shard) records it and returns ok.
   virtual Status Forward(const ForwardedRecord* records, size_t n) = 0;
+  // As Forward, and runs `local` (the local persist) once while the
+  // records travel; its error fails the call too. Default: `local`, then
+  // Forward.
+  virtual Status ForwardAround(const ForwardedRecord* records, size_t n,
+                               const std::function<Status()>& local) {
+    KV_RETURN_IF_ERROR(local());
+    return Forward(records, n);
+  }
 };
 
 class ForwardingCommitPoint : public store::CommitPoint {

@@ -120,15 +120,34 @@ void ReplicaForwarder::FailedLocked(uint32_t epoch, uint32_t node,
 }
 
 Status ReplicaForwarder::Forward(const ForwardedRecord* records, size_t n) {
+  return ForwardAround(records, n, [] { return Status::Ok(); });
+}
+
+Status ReplicaForwarder::ForwardAround(const ForwardedRecord* records, size_t n,
+                                       const std::function<Status()>& local) {
   const auto deadline = Clock::now() + options_.max_wait;
+  bool local_done = false;
+  Status local_status;
+  // The local persist, once, at the first chance.
+  auto run_local = [&] {
+    if (!local_done) {
+      local_done = true;
+      local_status = local();
+    }
+    return local_status;
+  };
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (gone_) {
+      (void)run_local();
       return Unknown(
           "the shard left this node while the commit was "
           "being replicated");
     }
-    if (backups_.empty()) return Status::Ok();
+    if (backups_.empty() || n == 0) {
+      lock.unlock();
+      return run_local();
+    }
     const uint32_t epoch = epoch_;
     uint32_t failed_node = 0;
     Status st;
@@ -152,11 +171,14 @@ Status ReplicaForwarder::Forward(const ForwardedRecord* records, size_t n) {
             }
           }
         }
+        // The local persist while the records travel.
+        const Status persisted = run_local();
         for (size_t l = 0; l < links.size() && st.ok(); l++) {
           st = links[l].second->WaitFor(last[l]);
           if (!st.ok()) failed_node = links[l].first;
         }
         lock.lock();
+        if (!persisted.ok()) return persisted;
         if (st.ok()) {
           forwarded_ += n;
           return Status::Ok();

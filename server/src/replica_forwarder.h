@@ -78,6 +78,10 @@ class ReplicaForwarder : public Forwarder {
   void Gone();
 
   Status Forward(const ForwardedRecord* records, size_t n) override;
+  // Runs `local` after the records are on their way to every backup and
+  // before waiting for them.
+  Status ForwardAround(const ForwardedRecord* records, size_t n,
+                       const std::function<Status()>& local) override;
 
   struct State {
     uint32_t epoch = 0;

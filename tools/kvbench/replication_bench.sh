@@ -4,7 +4,10 @@
 # r2 and r3 each in one shard whose primary is node 1, with 1, 2 and 3
 # replicas (backups on nodes 2 and 3). kvbench runs, through the cluster
 # client and in one script run, durable puts (qd 1, then 16 in flight)
-# and gets on each, and prints them side by side.
+# and gets on each, and prints them side by side. Then the failover
+# time: kill -9 of node 1 (the primary of r2 and r3) to the first
+# acknowledged put on r2 (kvcli, waiting up to 30 s), with the lease TTL
+# of TTL seconds (kvserver --lease_ttl_s, default here 5 as kvserver's).
 #
 #   BUILD=build-release bash tools/kvbench/replication_bench.sh
 #
@@ -19,9 +22,10 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 KEYS=${KEYS:-10000}
 DURATION=${DURATION:-5}
 THREADS=${THREADS:-1}
+TTL=${TTL:-5}
 OUT=${OUT:-$(mktemp -d /tmp/rpkv-repl-bench-XXXXXX)}
 mkdir -p "$OUT"
-for b in kvserver kvbench; do
+for b in kvserver kvbench kvcli; do
   [ -x "$BUILD/bin/$b" ] || { echo "replication_bench: no $BUILD/bin/$b (build it)" >&2; exit 1; }
 done
 command -v etcd >/dev/null || { echo "replication_bench: no etcd (bash tools/setup.sh)" >&2; exit 1; }
@@ -50,6 +54,7 @@ for n in 1 2 3; do
   "$BUILD/bin/kvserver" --pool="$OUT/n$n.pool" --pool_size=1G \
     --listen="127.0.0.1:$(free_port)" --cluster="$ETCD" --node_id=$n \
     --cluster_name=bench --peer_key_file="$OUT/peer.key" --rebalance=false \
+    --lease_ttl_s="$TTL" \
     >"$OUT/n$n.log" 2>&1 &
   PIDS+=($!)
   wait_log "$OUT/n$n.log" "kvserver: ready on"
@@ -93,3 +98,12 @@ for r in (1, 2, 3):
           f"{p16['ops_per_sec']:>11.0f} {g['p50_us']:>11.1f} {g['p99_us']:>11.1f}"
           f"   (put p50 {p['p50_us'] / base:.2f}x of 1 replica)")
 PY
+echo "replication_bench: failover: kill -9 of node 1, lease TTL ${TTL} s" >&2
+kill -9 "${PIDS[1]}"
+t0=$(date +%s%3N)
+"$BUILD/bin/kvcli" --cluster="$ETCD" --cluster_name=bench --keyspace=r2 \
+  --timeout_ms=30000 put failover x >"$OUT/failover.txt" 2>&1 ||
+  { echo "replication_bench: no put acknowledged after the kill:" >&2; cat "$OUT/failover.txt" >&2; exit 1; }
+t1=$(date +%s%3N)
+echo "failover (lease TTL ${TTL} s): kill -9 of the primary -> first acknowledged put on its backup: $((t1 - t0)) ms"
+grep -h "promoted from backup" "$OUT"/n2.log | head -1 >&2 || true
