@@ -12,15 +12,17 @@
 #    ./data/cluster/nodeN.pool, 256 MiB each, logs beside them, one peer
 #    key ./data/cluster/peer.key for shard moves); they join cluster
 #    "rpkv" and one of them becomes the controller
-# 5. asks for keyspace "default" in 4 shards (kvadmin cluster
-#    create-keyspace) and waits until the controller has placed it
+# 5. asks for keyspace "default" in 4 shards of 2 replicas each (a
+#    primary and a backup: kill any one node and nothing acknowledged is
+#    lost; docs/replication.md) and waits until the controller placed it
 # 6. prints the cluster (kvadmin cluster status) and opens kvcli on it
 #    (arguments after the options go to kvcli)
 # and stops the nodes and etcd it started when kvcli exits (--keep leaves
 # them running; stop them later with: kill $(cat data/cluster/*.pid)).
 #
 # Environment: RPKV_DATA (default ./data), RPKV_BUILD_DIR (build-release),
-# RPKV_ETCD_PORT (23790), RPKV_NODES (3), RPKV_NODE_PORT (7400: node N
+# RPKV_ETCD_PORT (23790), RPKV_NODES (3), RPKV_REPLICAS (2),
+# RPKV_NODE_PORT (7400: node N
 # listens on RPKV_NODE_PORT + N), RPKV_SKIP_SETUP=1 skips step 1,
 # RPKV_SKIP_BUILD=1 step 2 (the binaries must be built).
 # Exit code: kvcli's, or 1 when a step failed (the message says which).
@@ -32,6 +34,7 @@ DIR=$DATA/cluster
 BUILD=${RPKV_BUILD_DIR:-build-release}
 ETCD_PORT=${RPKV_ETCD_PORT:-23790}
 NODES=${RPKV_NODES:-3}
+REPLICAS=${RPKV_REPLICAS:-2}
 NODE_PORT=${RPKV_NODE_PORT:-7400}
 ETCD_URL=etcd://127.0.0.1:$ETCD_PORT
 KEEP=0
@@ -134,7 +137,7 @@ done
 
 # 5. keyspace "default" (already there after a restart with --keep's data)
 out=$("$BIN/kvadmin" --cluster="$ETCD_URL" cluster create-keyspace default \
-  --shards=4 --replicas=1 2>&1) || {
+  --shards=4 --replicas="$REPLICAS" 2>&1) || {
   echo "$out" | grep -q "already" ||
     { echo "$out" >&2; fail "5/6 (create keyspace)" "kvadmin's message is above"; }
 }
