@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -112,6 +113,15 @@ class ClusterTest : public ::testing::Test {
     fs::permissions(peer_key_, fs::perms::owner_read | fs::perms::owner_write);
   }
   void TearDown() override { fs::remove_all(dir_); }
+  // After a failed test: every node's log on stderr.
+  void DumpNodeLogsIfFailed() {
+    if (!HasFailure()) return;
+    for (int i = 0; i < 4; i++) {
+      if (nodes_[i].StderrText().empty()) continue;
+      fprintf(stderr, "---- node %d ----\n%s\n", i + 1,
+              nodes_[i].StderrText().c_str());
+    }
+  }
 
   // Starts nodes 1..n.
   void StartNodes(int n, int lease_ttl_s = 2) {

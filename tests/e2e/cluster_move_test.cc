@@ -27,13 +27,7 @@ class ClusterMoveTest : public ClusterTest {
   void TearDown() override {
     stop_ = true;  // a test that failed half-way leaves its load running
     for (auto& t : load_) t.join();
-    if (HasFailure()) {
-      for (int i = 0; i < 4; i++) {
-        if (nodes_[i].StderrText().empty()) continue;
-        fprintf(stderr, "---- node %d ----\n%s\n", i + 1,
-                nodes_[i].StderrText().c_str());
-      }
-    }
+    DumpNodeLogsIfFailed();
     ClusterTest::TearDown();
   }
   void StartMove(uint32_t shard, uint32_t from, uint32_t to,

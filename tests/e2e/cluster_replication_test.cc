@@ -145,13 +145,7 @@ class ClusterReplicationTest : public ClusterTest {
   void TearDown() override {
     stop_ = true;
     for (auto& t : load_) t.join();
-    if (HasFailure()) {
-      for (int i = 0; i < 4; i++) {
-        if (nodes_[i].StderrText().empty()) continue;
-        fprintf(stderr, "---- node %d ----\n%s\n", i + 1,
-                nodes_[i].StderrText().c_str());
-      }
-    }
+    DumpNodeLogsIfFailed();
     ClusterTest::TearDown();
   }
 
@@ -230,6 +224,20 @@ class ClusterReplicationTest : public ClusterTest {
     std::vector<HistoryOp> all;
     for (auto& h : history_) all.insert(all.end(), h.begin(), h.end());
     return all;
+  }
+
+  // After a failover: ops go on for `for_how_long`, then the load stops;
+  // every op succeeded but for unknown-outcome writes, some completed
+  // after the failover, and the whole history is linearizable.
+  void ExpectLinearizableAfter(std::chrono::milliseconds for_how_long) {
+    const int at_failover = ops_.load();
+    std::this_thread::sleep_for(for_how_long);
+    std::vector<HistoryOp> history = StopLoad();
+    EXPECT_EQ(errors_.load(), 0);
+    EXPECT_GT(ops_.load(), at_failover) << "no op completed after the failover";
+    std::fprintf(stderr, "%zu ops, %d with unknown outcome\n", history.size(),
+                 unknown_.load());
+    EXPECT_TRUE(NonLinearizableKeys(history).empty());
   }
 
   // The shard's replica set and epoch in etcd's map now.
@@ -371,14 +379,7 @@ TEST_F(ClusterReplicationTest, APrimaryCutOffFromEtcdStopsAcknowledging) {
   ASSERT_TRUE(WaitForSets({{2}, {3}, {2}, {3}}, seconds(20)));
   EXPECT_EQ(nodes_[0].Wait(seconds(10)), 3) << nodes_[0].StderrText();
   EXPECT_NE(nodes_[0].StderrText().find("fenced"), std::string::npos);
-  const int at_failover = ops_.load();
-  std::this_thread::sleep_for(seconds(1));
-  std::vector<HistoryOp> history = StopLoad();
-  EXPECT_EQ(errors_.load(), 0);
-  EXPECT_GT(ops_.load(), at_failover);
-  std::fprintf(stderr, "%zu ops, %d with unknown outcome\n", history.size(),
-               unknown_.load());
-  EXPECT_TRUE(NonLinearizableKeys(history).empty());
+  ExpectLinearizableAfter(seconds(1));
 }
 
 // Eight clients under load while the primary of two shards is killed:
@@ -391,14 +392,7 @@ TEST_F(ClusterReplicationTest, AFailoverUnderLoadIsLinearizable) {
   std::this_thread::sleep_for(seconds(1));
   nodes_[0].Kill9();
   ASSERT_TRUE(WaitForSets({{2}, {3}, {2, 3}, {3, 2}}, seconds(20)));
-  const int at_failover = ops_.load();
-  std::this_thread::sleep_for(seconds(2));
-  std::vector<HistoryOp> history = StopLoad();
-  EXPECT_EQ(errors_.load(), 0);
-  EXPECT_GT(ops_.load(), at_failover) << "no op completed after the failover";
-  std::fprintf(stderr, "%zu ops, %d with unknown outcome\n", history.size(),
-               unknown_.load());
-  EXPECT_TRUE(NonLinearizableKeys(history).empty());
+  ExpectLinearizableAfter(seconds(2));
 }
 
 // A backup killed under load: the primaries report it, the controller
@@ -416,14 +410,7 @@ TEST_F(ClusterReplicationTest, ABackupsDeathPausesWritesAndLosesNothing) {
   EXPECT_GT(ops_.load(), at_drop) << "no op completed after the drop";
   nodes_[0].Kill9();  // node 1: primary of shards 0 and 1
   ASSERT_TRUE(WaitForSets({{3}, {3}, {3}, {3}}, seconds(20)));
-  const int at_failover = ops_.load();
-  std::this_thread::sleep_for(seconds(1));
-  std::vector<HistoryOp> history = StopLoad();
-  EXPECT_EQ(errors_.load(), 0);
-  EXPECT_GT(ops_.load(), at_failover) << "no op completed after the failover";
-  std::fprintf(stderr, "%zu ops, %d with unknown outcome\n", history.size(),
-               unknown_.load());
-  EXPECT_TRUE(NonLinearizableKeys(history).empty());
+  ExpectLinearizableAfter(seconds(1));
 }
 
 // The cluster heals itself: keyspace "users" asked for with 2 replicas
@@ -485,14 +472,7 @@ TEST_F(ClusterReplicationTest, KillingAnyNodeLosesNothingAndTheClusterHeals) {
   // Another node dies: the last one holds every shard, nothing lost.
   nodes_[1].Kill9();
   ASSERT_TRUE(WaitForSets({{3}, {3}, {3}, {3}}, seconds(20)));
-  const int at_failover = ops_.load();
-  std::this_thread::sleep_for(seconds(1));
-  std::vector<HistoryOp> history = StopLoad();
-  EXPECT_EQ(errors_.load(), 0);
-  EXPECT_GT(ops_.load(), at_failover);
-  std::fprintf(stderr, "%zu ops, %d with unknown outcome\n", history.size(),
-               unknown_.load());
-  EXPECT_TRUE(NonLinearizableKeys(history).empty());
+  ExpectLinearizableAfter(seconds(1));
 }
 
 }  // namespace

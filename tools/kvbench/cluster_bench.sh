@@ -14,40 +14,14 @@
 # on 2 vCPUs more nodes cannot add throughput; the figures show what
 # routing and more processes cost, not how the cluster scales.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-$ROOT/build-release}
-case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+BENCH=cluster_bench
+source "$(dirname "$0")/bench_lib.sh"
 WORKLOADS=${WORKLOADS:-b a}
 DURATION=${DURATION:-4}
 KEYS=${KEYS:-10000}
 THREADS=${THREADS:-4}
-OUT=${OUT:-$(mktemp -d /tmp/rpkv-cluster-bench-XXXXXX)}
-mkdir -p "$OUT"
-for b in kvserver kvbench; do
-  [ -x "$BUILD/bin/$b" ] || { echo "cluster_bench: no $BUILD/bin/$b (build it)" >&2; exit 1; }
-done
-command -v etcd >/dev/null || { echo "cluster_bench: no etcd (bash tools/setup.sh)" >&2; exit 1; }
-
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_log() {  # file text
-  for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  echo "cluster_bench: no '$2' in $1" >&2; tail -5 "$1" >&2; exit 1
-}
-
-EPORT=$(free_port); PPORT=$(free_port)
-etcd --data-dir "$OUT/etcd" --listen-client-urls "http://127.0.0.1:$EPORT" \
-  --advertise-client-urls "http://127.0.0.1:$EPORT" \
-  --listen-peer-urls "http://127.0.0.1:$PPORT" >"$OUT/etcd.log" 2>&1 &
-PIDS+=($!)
-wait_log "$OUT/etcd.log" "ready to serve client requests"
-ETCD=etcd://127.0.0.1:$EPORT
+bench_need kvserver kvbench
+bench_etcd
 
 # The map: users in 4 shards, shard i on node (i mod nodes) + 1.
 put_map() {  # cluster-name nodes
@@ -56,8 +30,8 @@ put_map() {  # cluster-name nodes
     [ -n "$shards" ] && shards+=","
     shards+="{\"id\": $i, \"epoch\": 1, \"replicas\": [$((i % $2 + 1))], \"slots\": [[$((i * 256)), $((i * 256 + 255))]]}"
   done
-  ETCDCTL_API=3 etcdctl --endpoints="127.0.0.1:$EPORT" put "/rpkv/$1/map" \
-    "{\"format\": 1, \"slots\": 1024, \"keyspaces\": [{\"name\": \"users\", \"id\": 1, \"shards\": [$shards]}]}" >/dev/null
+  etcd_put "/rpkv/$1/map" \
+    "{\"format\": 1, \"slots\": 1024, \"keyspaces\": [{\"name\": \"users\", \"id\": 1, \"shards\": [$shards]}]}"
 }
 
 bench() {  # label workload kvbench-target-flags...
@@ -68,22 +42,7 @@ bench() {  # label workload kvbench-target-flags...
     { echo "cluster_bench: kvbench $label $w failed:" >&2; tail -5 "$OUT/$label-$w.txt" >&2; exit 1; }
   python3 - "$OUT/$label-$w.json" "$label" "$w" <<'PY'
 import json, sys
-j = json.load(open(sys.argv[1]))
-ops = j.get("ops_per_sec") or j.get("total", {}).get("ops_per_sec")
-if ops is None:
-    def find(o):
-        if isinstance(o, dict):
-            if "ops_per_sec" in o and "p50_us" in o: return o
-            for v in o.values():
-                r = find(v)
-                if r: return r
-        if isinstance(o, list):
-            for v in o:
-                r = find(v)
-                if r: return r
-    t = find(j)
-else:
-    t = j
+t = json.load(open(sys.argv[1]))["results"]["overall"]
 print(f"{sys.argv[2]:<22} {sys.argv[3]:<4} {t['ops_per_sec']:>10.0f} {t['p50_us']:>9.1f}")
 PY
 }

@@ -17,43 +17,17 @@
 # KEYS (100000), DURATION (10), MOVE_AT (2), THREADS (2), OUT (a
 # temporary directory). Everything shares this machine's cores.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-$ROOT/build-release}
-case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+BENCH=move_bench
+source "$(dirname "$0")/bench_lib.sh"
 KEYS=${KEYS:-100000}
 DURATION=${DURATION:-10}
 MOVE_AT=${MOVE_AT:-2}
 THREADS=${THREADS:-2}
-OUT=${OUT:-$(mktemp -d /tmp/rpkv-move-bench-XXXXXX)}
-mkdir -p "$OUT"
-for b in kvserver kvbench kvadmin; do
-  [ -x "$BUILD/bin/$b" ] || { echo "move_bench: no $BUILD/bin/$b (build it)" >&2; exit 1; }
-done
-command -v etcd >/dev/null || { echo "move_bench: no etcd (bash tools/setup.sh)" >&2; exit 1; }
-
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_log() {  # file text
-  for _ in $(seq 300); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  echo "move_bench: no '$2' in $1" >&2; tail -5 "$1" >&2; exit 1
-}
+bench_need kvserver kvbench kvadmin
 now_ms() { date +%s%3N; }
-
-EPORT=$(free_port); PPORT=$(free_port)
-etcd --data-dir "$OUT/etcd" --listen-client-urls "http://127.0.0.1:$EPORT" \
-  --advertise-client-urls "http://127.0.0.1:$EPORT" \
-  --listen-peer-urls "http://127.0.0.1:$PPORT" >"$OUT/etcd.log" 2>&1 &
-PIDS+=($!)
-wait_log "$OUT/etcd.log" "ready to serve client requests"
-ETCD=etcd://127.0.0.1:$EPORT
+bench_etcd
 ctl() { ETCDCTL_API=3 etcdctl --endpoints="127.0.0.1:$EPORT" "$@"; }
-
-(umask 077 && head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$OUT/peer.key")
+bench_peer_key
 for n in 1 2; do
   "$BUILD/bin/kvserver" --pool="$OUT/n$n.pool" --pool_size=1G \
     --listen="127.0.0.1:$(free_port)" --cluster="$ETCD" --node_id=$n \
@@ -61,7 +35,7 @@ for n in 1 2; do
   PIDS+=($!)
   wait_log "$OUT/n$n.log" "kvserver: ready on"
 done
-ctl put /rpkv/bench/map '{"format": 1, "slots": 1024, "keyspaces": [{"name": "users", "id": 1, "shards": [{"id": 0, "epoch": 1, "replicas": [1], "slots": [[0, 1023]]}]}]}' >/dev/null
+etcd_put /rpkv/bench/map '{"format": 1, "slots": 1024, "keyspaces": [{"name": "users", "id": 1, "shards": [{"id": 0, "epoch": 1, "replicas": [1], "slots": [[0, 1023]]}]}]}'
 wait_log "$OUT/n1.log" "serving shard 'users.s0' at epoch 1"
 
 kvb() {  # label extra-flags...

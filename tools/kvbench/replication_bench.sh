@@ -16,40 +16,15 @@
 # directory). Everything shares this machine's cores: the backups' CPU is
 # the primary's CPU here.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-$ROOT/build-release}
-case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+BENCH=replication_bench
+source "$(dirname "$0")/bench_lib.sh"
 KEYS=${KEYS:-10000}
 DURATION=${DURATION:-5}
 THREADS=${THREADS:-1}
 TTL=${TTL:-5}
-OUT=${OUT:-$(mktemp -d /tmp/rpkv-repl-bench-XXXXXX)}
-mkdir -p "$OUT"
-for b in kvserver kvbench kvcli; do
-  [ -x "$BUILD/bin/$b" ] || { echo "replication_bench: no $BUILD/bin/$b (build it)" >&2; exit 1; }
-done
-command -v etcd >/dev/null || { echo "replication_bench: no etcd (bash tools/setup.sh)" >&2; exit 1; }
-
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_log() {  # file text
-  for _ in $(seq 300); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  echo "replication_bench: no '$2' in $1" >&2; tail -5 "$1" >&2; exit 1
-}
-
-EPORT=$(free_port); PPORT=$(free_port)
-etcd --data-dir "$OUT/etcd" --listen-client-urls "http://127.0.0.1:$EPORT" \
-  --advertise-client-urls "http://127.0.0.1:$EPORT" \
-  --listen-peer-urls "http://127.0.0.1:$PPORT" >"$OUT/etcd.log" 2>&1 &
-PIDS+=($!)
-wait_log "$OUT/etcd.log" "ready to serve client requests"
-ETCD=etcd://127.0.0.1:$EPORT
-(umask 077 && head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$OUT/peer.key")
+bench_need kvserver kvbench kvcli
+bench_etcd
+bench_peer_key
 for n in 1 2 3; do
   "$BUILD/bin/kvserver" --pool="$OUT/n$n.pool" --pool_size=1G \
     --listen="127.0.0.1:$(free_port)" --cluster="$ETCD" --node_id=$n \
@@ -63,7 +38,7 @@ shard() {  # name id replicas
   echo "{\"name\": \"$1\", \"id\": $2, \"shards\": [{\"id\": 0, \"epoch\": 1, \"replicas\": [$3], \"slots\": [[0, 1023]]}]}"
 }
 MAP="{\"format\": 1, \"slots\": 1024, \"keyspaces\": [$(shard r1 1 1), $(shard r2 2 1,2), $(shard r3 3 1,2,3)]}"
-ETCDCTL_API=3 etcdctl --endpoints="127.0.0.1:$EPORT" put /rpkv/bench/map "$MAP" >/dev/null
+etcd_put /rpkv/bench/map "$MAP"
 for r in 1 2 3; do wait_log "$OUT/n1.log" "serving shard 'r$r.s0' at epoch 1"; done
 wait_log "$OUT/n3.log" "backup of shard 'r3.s0' at epoch 1"
 
