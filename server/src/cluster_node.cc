@@ -76,7 +76,7 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     mm.with_applied_map =
         [raw = node.get()](const std::function<void(int64_t)>& f) {
           std::lock_guard<std::mutex> lock(raw->apply_mu_);
-          f(raw->applied_revision_);
+          if (!raw->quiesced_) f(raw->applied_revision_);
         };
     auto moves = MoveManager::Create(*node->etcd_, std::move(mm));
     if (!moves.ok()) {
@@ -141,7 +141,14 @@ ClusterNode::~ClusterNode() {
 
 void ClusterNode::Apply(const cluster::ClusterMap& map, int64_t revision) {
   std::lock_guard<std::mutex> lock(apply_mu_);
+  if (quiesced_) return;
   ApplyLocked(map, revision);
+}
+
+void ClusterNode::Quiesce() {
+  std::lock_guard<std::mutex> lock(apply_mu_);
+  quiesced_ = true;
+  for (auto& [name, f] : replicas_) f->Gone();
 }
 
 void ClusterNode::ApplyLocked(const cluster::ClusterMap& map,

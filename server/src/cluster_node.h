@@ -100,6 +100,11 @@ class ClusterNode {
 
   bool fenced() const;
 
+  // From now on no map is applied (the server's shards are not touched)
+  // and commits waiting for backups fail: the server may go before this
+  // node's threads do (the fenced shutdown). Waits for an Apply in flight.
+  void Quiesce();
+
  private:
   explicit ClusterNode(Options options);
   // The map watcher's callback: serve what the map gives this node (also
@@ -140,6 +145,7 @@ class ClusterNode {
   // Shard name -> its forwarder, while this node is its primary and it
   // has (had) backups; guarded by apply_mu_.
   std::map<std::string, std::shared_ptr<ReplicaForwarder>> replicas_;
+  bool quiesced_ = false;  // guarded by apply_mu_
 };
 
 }  // namespace kv::server

@@ -377,7 +377,10 @@ int main(int argc, char** argv) {
   if (fenced) {
     // Sessions first: disconnecting them (and deregistering the read
     // regions) ends one-sided reads of the shards, which the ShardTable
-    // cannot refuse; only then wait for the etcd threads.
+    // cannot refuse; only then wait for the etcd threads. The map watcher
+    // keeps running meanwhile: it is told first to leave the server's
+    // shards alone.
+    node->Quiesce();
     server->reset();
   }
   if (node && !fenced) {
