@@ -51,6 +51,9 @@ declare -A MODULE_TESTS=(
   [store]="kv_store_test kv_store_crash_test"
   [client]="kv_client_format_test kv_client_get_path_test kv_client_clock_test kv_client_c_api_test kv_e2e_client_test"
   [server]="kv_server_unit_test kv_server_options_test kv_e2e_server_test"
+  # Replication (patches 189-): the peer link, the shard table and the
+  # replication e2e suite (real etcd, kvservers; about 50 s).
+  [replication]="kv_server_unit_test kv_server_peer_test kv_e2e_cluster_replication_test"
 )
 
 mkdir -p "$SRC" "$BUILD"
