@@ -44,14 +44,16 @@ wait_log() {
   exit 1
 }
 
-# bench_etcd: an etcd of its own on free loopback ports, data in $OUT.
+# bench_etcd: an etcd of its own on free loopback ports, data in $OUT;
+# ETCD_FLAGS (e.g. "--heartbeat-interval 10 --election-timeout 100") are
+# passed to it.
 bench_etcd() {
   local pport
   EPORT=$(free_port)
   pport=$(free_port)
   etcd --data-dir "$OUT/etcd" --listen-client-urls "http://127.0.0.1:$EPORT" \
     --advertise-client-urls "http://127.0.0.1:$EPORT" \
-    --listen-peer-urls "http://127.0.0.1:$pport" >"$OUT/etcd.log" 2>&1 &
+    --listen-peer-urls "http://127.0.0.1:$pport" ${ETCD_FLAGS:-} >"$OUT/etcd.log" 2>&1 &
   PIDS+=($!)
   wait_log "$OUT/etcd.log" "ready to serve client requests"
   ETCD=etcd://127.0.0.1:$EPORT

@@ -7,7 +7,8 @@
 # and gets on each, and prints them side by side. Then the failover
 # time: kill -9 of node 1 (the primary of r2 and r3) to the first
 # acknowledged put on r2 (kvcli, waiting up to 30 s), with the lease TTL
-# of TTL seconds (kvserver --lease_ttl_s, default here 5 as kvserver's).
+# of TTL seconds (kvserver --lease_ttl_s, default here 5 as kvserver's)
+# and etcd started with ETCD_FLAGS (bench_lib.sh).
 #
 #   BUILD=build-release bash tools/kvbench/replication_bench.sh
 #
