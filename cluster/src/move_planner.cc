@@ -84,16 +84,12 @@ class MovePlanner {
       if (Full()) return;
       if (busy_.contains({ks->name, s.id})) continue;
       if (!IsLive(s.primary())) continue;  // a join needs its source
+      // No candidate means fewer live, non-draining nodes than the
+      // keyspace wants replicas (each replica is on a distinct node):
+      // placement reported that when it placed the keyspace, and a
+      // problem line per shard and pass would say nothing new.
       const uint32_t to = LeastLoaded(s);
-      if (to == 0) {
-        out_.problems.push_back(
-            "keyspace '" + ks->name + "' shard " + std::to_string(s.id) +
-            " has " + std::to_string(s.replicas.size()) + " of " +
-            std::to_string(spec.replicas) +
-            " replicas and no live node to add (none that is not draining "
-            "and holds no replica of it)");
-        continue;
-      }
+      if (to == 0) continue;
       Plan(*ks, s, to,
            "a new backup: " + std::to_string(s.replicas.size()) + " of " +
                std::to_string(spec.replicas) + " replicas",

@@ -15,7 +15,8 @@
 //     replicas than the keyspace wants, no record yet and a live primary
 //     gets a join record (move_record.h: the target catches up and joins
 //     the replica set as a backup) to the least loaded live node that is
-//     not draining and holds no replica of it.
+//     not draining and holds no replica of it (none: fewer such nodes
+//     than replicas, which placement reports; nothing is said here).
 //  1. Drain. For every live draining node (ascending ids), every shard
 //     whose primary it is (map order) and that has no move yet moves to
 //     the least loaded live node that is not draining and holds no replica
