@@ -54,6 +54,9 @@ declare -A MODULE_TESTS=(
   # Replication (patches 189-): the peer link, the shard table and the
   # replication e2e suite (real etcd, kvservers; about 50 s).
   [replication]="kv_server_unit_test kv_server_peer_test kv_e2e_cluster_replication_test"
+  # Live moves (patch 186): the move source against an in-process target,
+  # and the move e2e suite.
+  [cluster]="kv_server_peer_test kv_e2e_cluster_move_test"
 )
 
 mkdir -p "$SRC" "$BUILD"
