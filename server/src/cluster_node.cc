@@ -226,9 +226,8 @@ void ClusterNode::ApplyLocked(const cluster::ClusterMap& map,
         st = Status::NotFound(st.message() + " and the shard is at epoch " +
                               std::to_string(w.epoch) +
                               ": its data is on the node that served it "
-                              "before and no move copied it here "
-                              "(replication is not built yet), so it is not "
-                              "served empty");
+                              "before and no move or join copied it here, so "
+                              "it is not served empty");
       }
       if (to_make > 1) to_make--;
       if (!st.ok()) {
