@@ -317,6 +317,12 @@ void ClusterNode::ApplyBackups(const std::vector<Backup>& wanted,
   }
 }
 
+ForwardingCommitPoint* ClusterNode::CommitPointOf(const std::string& name) {
+  return options_.move_host == nullptr
+             ? nullptr
+             : options_.move_host->ShardCommitPoint(name);
+}
+
 void ClusterNode::InstallReplicas(const ShardTable::Owned& owned,
                                   const ReplicaSets& sets) {
   for (const auto& [name, epoch] : owned) {
@@ -325,10 +331,7 @@ void ClusterNode::InstallReplicas(const ShardTable::Owned& owned,
     auto it = replicas_.find(name);
     if (it == replicas_.end()) {
       if (set->second.backups.empty()) continue;  // none, none yet
-      ForwardingCommitPoint* cp =
-          options_.move_host == nullptr
-              ? nullptr
-              : options_.move_host->ShardCommitPoint(name);
+      ForwardingCommitPoint* cp = CommitPointOf(name);
       if (cp == nullptr) continue;  // not made (logged by Apply)
       std::shared_ptr<ReplicaForwarder> f =
           MakeReplicaForwarder(name, set->second);
@@ -353,10 +356,7 @@ void ClusterNode::RemoveReplicas(const ShardTable::Owned& owned) {
     // Waiting commits fail first (unknown outcome), so that the commit
     // point's lock is free for the change.
     it->second->Gone();
-    ForwardingCommitPoint* cp =
-        options_.move_host == nullptr
-            ? nullptr
-            : options_.move_host->ShardCommitPoint(it->first);
+    ForwardingCommitPoint* cp = CommitPointOf(it->first);
     if (cp != nullptr) cp->SetReplicas(nullptr);
     it = replicas_.erase(it);
   }

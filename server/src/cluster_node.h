@@ -131,6 +131,8 @@ class ClusterNode {
   void InstallReplicas(const ShardTable::Owned& owned, const ReplicaSets& sets);
   // After: the forwarders of shards no longer owned gone.
   void RemoveReplicas(const ShardTable::Owned& owned);
+  // The shard's commit point on this node's server, or null.
+  ForwardingCommitPoint* CommitPointOf(const std::string& name);
   std::shared_ptr<ReplicaForwarder> MakeReplicaForwarder(
       const std::string& name, const ReplicaSet& set);
 

@@ -46,21 +46,10 @@ TEST_F(PeerLinkTest, SubmittedRecordsPipelineInOrderAcrossGrants) {
   store::Writer w(source_);
   const std::string big(3000, 'p');
   std::vector<std::string> records;
-  auto current = [&](const std::string& key) {
-    std::string rec;
-    EXPECT_TRUE(source_
-                    ->WithCurrentRecord(
-                        key,
-                        [&](const uint8_t* r, size_t n) {
-                          rec.assign(reinterpret_cast<const char*>(r), n);
-                        })
-                    .ok());
-    return rec;
-  };
   for (int i = 0; i < 400; i++) {
     const std::string key = "p" + std::to_string(i);
     ASSERT_TRUE(w.Put(key, big + std::to_string(i)).ok());
-    records.push_back(current(key));
+    records.push_back(CurrentRecord(key));
   }
   // A delete of p7, sealed as the source would, after its put.
   store::Version v;
@@ -104,14 +93,7 @@ TEST_F(PeerLinkTest, ARecordLargerThanTheRingGrowsIt) {
   ASSERT_TRUE(link.ok()) << link.status().ToString();
   uint64_t last = 0;
   for (const char* key : {"small0", "big", "small1"}) {
-    std::string rec;
-    ASSERT_TRUE(source_
-                    ->WithCurrentRecord(
-                        key,
-                        [&](const uint8_t* r, size_t n) {
-                          rec.assign(reinterpret_cast<const char*>(r), n);
-                        })
-                    .ok());
+    const std::string rec = CurrentRecord(key);
     auto t = (*link)->Submit(reinterpret_cast<const uint8_t*>(rec.data()),
                              rec.size());
     ASSERT_TRUE(t.ok()) << key << ": " << t.status().ToString();

@@ -113,6 +113,19 @@ class PeerTest : public ::testing::Test {
     o.timeout = std::chrono::milliseconds(5000);
     return o;
   }
+  // The source's current record of `key` (sealed, as in its log).
+  std::string CurrentRecord(const std::string& key) {
+    std::string rec;
+    EXPECT_TRUE(source_
+                    ->WithCurrentRecord(
+                        key,
+                        [&](const uint8_t* r, size_t n) {
+                          rec.assign(reinterpret_cast<const char*>(r), n);
+                        })
+                    .ok())
+        << key;
+    return rec;
+  }
   // Copies the source's current version of `key`.
   Result<PeerLink::Copied> CopyKey(PeerLink* link, const std::string& key) {
     Result<PeerLink::Copied> out = Status::NotFound("no version");

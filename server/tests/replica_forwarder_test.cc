@@ -58,15 +58,20 @@ class ReplicaForwarderFixture : public ReplicaForwarderTest {
   std::string Record(const std::string& key, const std::string& value) {
     store::Writer w(source_);
     EXPECT_TRUE(w.Put(key, value).ok());
-    std::string rec;
-    EXPECT_TRUE(source_
-                    ->WithCurrentRecord(
-                        key,
-                        [&](const uint8_t* r, size_t n) {
-                          rec.assign(reinterpret_cast<const char*>(r), n);
-                        })
-                    .ok());
-    return rec;
+    return CurrentRecord(key);
+  }
+  // Forwards `batch` on another thread and waits until a failed backup
+  // was reported (the forward then waits for the replica set to change).
+  std::future<Status> ForwardUntilReported(ReplicaForwarder& f,
+                                           const ForwardedRecord* batch,
+                                           size_t n) {
+    auto waiting = std::async(std::launch::async, [&f, batch, n] {
+      return f.ForwardAround(batch, n, [] { return Status::Ok(); });
+    });
+    for (int i = 0; i < 100 && reports_.seen().empty(); i++) {
+      std::this_thread::sleep_for(20ms);
+    }
+    return waiting;
   }
   static ForwardedRecord Of(const std::string& rec) {
     return {reinterpret_cast<const uint8_t*>(rec.data()), rec.size()};
@@ -107,12 +112,7 @@ TEST_F(ReplicaForwarderFixture, AFailedBackupIsReportedAndTheCommitWaits) {
   f->Update(kEpoch, {8});  // node 8 is not registered: no link
   const std::string a = Record("a", "1");
   const ForwardedRecord batch[] = {Of(a)};
-  auto waiting = std::async(std::launch::async, [&] {
-    return f->ForwardAround(batch, 1, [] { return Status::Ok(); });
-  });
-  for (int i = 0; i < 100 && reports_.seen().empty(); i++) {
-    std::this_thread::sleep_for(20ms);
-  }
+  auto waiting = ForwardUntilReported(*f, batch, 1);
   ASSERT_EQ(reports_.seen().size(), 1u);
   EXPECT_EQ(reports_.seen()[0], std::make_pair(kEpoch, uint32_t{8}));
   EXPECT_EQ(waiting.wait_for(200ms), std::future_status::timeout)
@@ -129,12 +129,7 @@ TEST_F(ReplicaForwarderFixture, AShardThatLeavesFailsTheWaitingCommit) {
   f->Update(kEpoch, {8});
   const std::string a = Record("a", "1");
   const ForwardedRecord batch[] = {Of(a)};
-  auto waiting = std::async(std::launch::async, [&] {
-    return f->ForwardAround(batch, 1, [] { return Status::Ok(); });
-  });
-  for (int i = 0; i < 100 && reports_.seen().empty(); i++) {
-    std::this_thread::sleep_for(20ms);
-  }
+  auto waiting = ForwardUntilReported(*f, batch, 1);
   f->Gone();
   ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
   Status st = waiting.get();
