@@ -107,6 +107,12 @@ Result<Router::Route> Router::RouteOfShard(const std::string& shard) {
                             "' is not in the cluster map any more");
 }
 
+bool Router::ChangedHands(const Route& before) {
+  Result<Route> after = RouteOfShard(before.shard);
+  return after.ok() &&
+         (after->node != before.node || after->epoch != before.epoch);
+}
+
 std::vector<std::string> Router::Shards() {
   std::vector<std::string> out;
   std::shared_ptr<const cluster::ClusterMap> map = watcher_->map();

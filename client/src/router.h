@@ -106,6 +106,10 @@ class Router {
   explicit Router(ClientOptions options);
   Result<Route> RouteOf(std::string_view key);
   Result<Route> RouteOfShard(const std::string& shard);
+  // Whether the map now names another primary or epoch for before.shard
+  // than `before` (false if the shard left the map: the next call finds
+  // that out).
+  bool ChangedHands(const Route& before);
   Status ReadNodes();
   Result<std::shared_ptr<Client>> Connect(const Route& r);
 

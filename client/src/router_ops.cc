@@ -36,6 +36,7 @@ Status Router::Execute(Batch* batch) {
     // once, each on its shard's connection.
     auto run_part = [&](size_t k) {
       const Part& p = parts[k];
+      const Result<Route> before = RouteOfShard(p.shard);
       Result<std::shared_ptr<Client>> c =
           p.shard.empty() ? Result<std::shared_ptr<Client>>(Status::NotFound(
                                 "keyspace '" + options_.keyspace +
@@ -52,6 +53,19 @@ Status Router::Execute(Batch* batch) {
       part_status[k] = (*c)->Execute(&sub);
       for (size_t j = 0; j < p.ops.size(); j++) {
         batch->ops_[p.ops[j]].result = std::move(sub.ops_[j].result);
+      }
+      // As OnKey's gets: a one-sided read is kept only if the map names
+      // the same primary and epoch after it (a deposed primary, resumed,
+      // may still serve it); else it goes again at the new one.
+      if (before.ok() && ChangedHands(before.value())) {
+        for (size_t i : p.ops) {
+          Batch::Entry& e = batch->ops_[i];
+          if (e.op != Batch::Op::kGet) continue;
+          if (!e.result.status.ok() && !e.result.status.IsNotFound()) continue;
+          e.result.value.clear();
+          e.result.status =
+              Status::WrongShard("the shard changed hands during the read");
+        }
       }
     };
     std::vector<std::thread> threads;

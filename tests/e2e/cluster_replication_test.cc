@@ -80,6 +80,7 @@ class EtcdProxy {
   }
   int port() const { return port_; }
   void Cut() { cut_ = true; }
+  void Restore() { cut_ = false; }
 
  private:
   void Run() {
@@ -355,6 +356,67 @@ TEST_F(ClusterReplicationTest, AStoppedPrimaryIsReplacedAndNeverAcknowledges) {
     EXPECT_TRUE(v == "a" || v == "b") << v;
   }
   std::fprintf(stderr, "the stalled put: %s\n", stalled.ToString().c_str());
+}
+
+// A stopped primary's one-sided reads are not kept once the map moved:
+// two clients whose etcd traffic is cut still route to node 1 after the
+// failover to node 2 and the new writes there. Their gets (one a single
+// get, one a batch) wait in the stopped node's socket; the map reaches
+// them; node 1 resumes and may serve those reads before it fences. The
+// clients must read the new values: the map moved during the read, so
+// the old primary's answer is dropped and the read goes again.
+TEST_F(ClusterReplicationTest, AReadServedByADeposedPrimaryIsNotKept) {
+  StartReplicated(2, {{1, 2}, {1, 2}, {1, 2}, {1, 2}});
+  EtcdProxy proxy;
+  ASSERT_TRUE(proxy.Start(std::stoi(etcd_.endpoint().port)));
+  auto through_proxy = [&] {
+    ClientOptions o = ClusterOptions();
+    o.cluster = "etcd://127.0.0.1:" + std::to_string(proxy.port());
+    o.op_timeout = seconds(30);
+    auto c = Client::Connect(o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(c).value() : nullptr;
+  };
+  std::unique_ptr<Client> w = Connect();
+  std::unique_ptr<Client> single = through_proxy();
+  std::unique_ptr<Client> batched = through_proxy();
+  ASSERT_TRUE(w && single && batched);
+  const std::vector<std::string> keys = {"a", "b", "c", "d", "e", "f"};
+  for (const std::string& k : keys) ASSERT_TRUE(w->Put(k, "old").ok());
+  // Warm: each reader's slot cache and connection to node 1.
+  std::string v;
+  ASSERT_TRUE(single->Get("a", &v).ok());
+  Batch warm;
+  for (const std::string& k : keys) warm.Get(k);
+  ASSERT_TRUE(batched->Execute(&warm).ok());
+
+  proxy.Cut();  // the readers' map stays where it is
+  ASSERT_EQ(kill(nodes_[0].pid(), SIGSTOP), 0);
+  ASSERT_TRUE(WaitForSets({{2}, {2}, {2}, {2}}, seconds(20)));
+  for (const std::string& k : keys) ASSERT_TRUE(w->Put(k, "new").ok());
+
+  Status single_st;
+  std::string single_v;
+  std::thread t1([&] { single_st = single->Get("a", &single_v); });
+  Batch reads;
+  for (const std::string& k : keys) reads.Get(k);
+  Status batch_st;
+  std::thread t2([&] { batch_st = batched->Execute(&reads); });
+  std::this_thread::sleep_for(milliseconds(300));  // reads sent to node 1
+  proxy.Restore();
+  std::this_thread::sleep_for(seconds(2));  // the map reaches the readers
+  ASSERT_EQ(kill(nodes_[0].pid(), SIGCONT), 0);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(nodes_[0].Wait(seconds(10)), 3) << nodes_[0].StderrText();
+  ASSERT_TRUE(single_st.ok()) << single_st.ToString();
+  EXPECT_EQ(single_v, "new");
+  ASSERT_TRUE(batch_st.ok()) << batch_st.ToString();
+  for (size_t i = 0; i < keys.size(); i++) {
+    ASSERT_TRUE(reads.result(i).status.ok())
+        << reads.result(i).status.ToString();
+    EXPECT_EQ(reads.result(i).value, "new") << keys[i];
+  }
 }
 
 // A primary partitioned from etcd (its packets to etcd dropped) while
