@@ -414,21 +414,22 @@ Status Connection::InstallGrant(const pr::Grant& g) {
 }
 
 Status Connection::PostRead(size_t arena_off, uint64_t remote_off, size_t len,
-                            uint64_t tag) {
+                            uint64_t tag, bool more) {
   if (!failure_.ok()) return failure_;
-  int rc =
-      rpma_read(conn_, arena_mr_, arena_off, read_mr_, remote_off, len,
-                RPMA_F_COMPLETION_ALWAYS, reinterpret_cast<const void*>(tag));
+  const int flags = RPMA_F_COMPLETION_ALWAYS | (more ? RPMA_EXT_F_MORE : 0);
+  int rc = rpma_read(conn_, arena_mr_, arena_off, read_mr_, remote_off, len,
+                     flags, reinterpret_cast<const void*>(tag));
   if (rc != 0) return client::StatusFromRpma(rc, "rpma_read");
   sq_free_--;
   return Status::Ok();
 }
 
 Status Connection::PostAppend(size_t arena_off, size_t len,
-                              uint64_t* segment_offset) {
+                              uint64_t* segment_offset, bool more) {
   if (!failure_.ok()) return failure_;
+  const int flags = RPMA_F_COMPLETION_ON_ERROR | (more ? RPMA_EXT_F_MORE : 0);
   int rc = rpma_write(conn_, write_mr_, tail_ - grant_.start, arena_mr_,
-                      arena_off, len, RPMA_F_COMPLETION_ON_ERROR, nullptr);
+                      arena_off, len, flags, nullptr);
   if (rc != 0) return client::StatusFromRpma(rc, "rpma_write");
   sq_free_--;
   unsignaled_++;

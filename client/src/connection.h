@@ -13,6 +13,7 @@
 #define KV_CLIENT_SRC_CONNECTION_H_
 
 #include <librpma.h>
+#include <rpma_ext.h>
 
 #include <chrono>
 #include <cstdint>
@@ -70,12 +71,15 @@ class Connection {
   // Free submission-queue entries; each post takes one.
   uint32_t sq_free() const { return sq_free_; }
   // Posts a read of the read-only region [remote_off, +len) into arena
-  // [arena_off, +len); its completion carries `tag`.
+  // [arena_off, +len); its completion carries `tag`. `more`: another
+  // post follows at once, and both leave together (RPMA_EXT_F_MORE).
   Status PostRead(size_t arena_off, uint64_t remote_off, size_t len,
-                  uint64_t tag);
+                  uint64_t tag, bool more = false);
   // Posts a write of arena [arena_off, +len) at the grant's tail and
-  // advances the tail. Unsignaled (errors still complete).
-  Status PostAppend(size_t arena_off, size_t len, uint64_t* segment_offset);
+  // advances the tail. Unsignaled (errors still complete). `more` as for
+  // PostRead (a put's COMMIT follows its record).
+  Status PostAppend(size_t arena_off, size_t len, uint64_t* segment_offset,
+                    bool more = false);
   // Sends a message (header + payload); false-free: needs a free send slot
   // (send_slots_free() > 0).
   Status Send(protocol::Type type, uint32_t request_id, const uint8_t* payload,

@@ -243,7 +243,7 @@ Engine::Start Engine::StartWrite(Op* op) {
                    del ? std::string_view() : op->value, ttl);
   op->hash = ix::HashKey(op->key);
   uint64_t seg_off = 0;
-  Status st = conn_->PostAppend(off, size, &seg_off);
+  Status st = conn_->PostAppend(off, size, &seg_off, /*more=*/true);
   if (!st.ok()) {
     conn_->Fail(st);
     return Start::kWait;

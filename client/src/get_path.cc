@@ -67,7 +67,7 @@ Engine::Start Engine::StartGet(Op* op) {  // arguments checked in Run
       conn_->PostRead(off,
                       conn_->accept().index_offset +
                           il::NeighbourhoodOffset(op->hash, op->bucket_count),
-                      il::kNeighbourhoodBytes, tag);
+                      il::kNeighbourhoodBytes, tag, /*more=*/op->warm);
   if (st.ok() && op->warm) {
     st = conn_->PostRead(
         op->warm_off,

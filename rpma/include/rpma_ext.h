@@ -248,6 +248,20 @@ int rpma_conn_req_set_group(struct rpma_conn_req *req,
 int rpma_conn_group_next(struct rpma_conn_group *group,
                          struct rpma_conn **conn_ptr, int *what);
 
+/*
+ * RPMA_EXT_F_MORE - a flag for rpma_read(), rpma_write(), rpma_send() and
+ * the other posting calls, or'ed to RPMA_F_COMPLETION_*: the caller posts
+ * another operation on the same connection right after this one, and the
+ * provider may hold this one back until then, so that both leave together
+ * (a doorbell for several work requests). tcp: both frames go in one
+ * sendmsg — one wake-up of the peer instead of two; the flag is ignored
+ * while a two-sided operation is pending. verbs: ignored (posted at once).
+ * The next post must follow without delay and without the flag; if none
+ * does, the held operation leaves with the provider's next send on that
+ * connection or its next tick (tcp: 50 ms).
+ */
+#define RPMA_EXT_F_MORE (1 << 16)
+
 #ifdef __cplusplus
 }
 #endif

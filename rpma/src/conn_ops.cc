@@ -14,6 +14,7 @@
 #include "export.h"
 #include "log_internal.h"
 #include "mr.h"
+#include "rpma_ext.h"
 
 namespace {
 
@@ -27,6 +28,7 @@ void InitWr(SendWr* wr, Opcode op, int flags, const void* op_context) {
   wr->wr_id = reinterpret_cast<uintptr_t>(op_context);
   wr->signaled =
       (flags & (RPMA_F_COMPLETION_ALWAYS & ~RPMA_F_COMPLETION_ON_ERROR)) != 0;
+  wr->more = (flags & RPMA_EXT_F_MORE) != 0;
 }
 
 void SetLocal(SendWr* wr, const rpma_mr_local* mr, size_t offset, size_t len) {

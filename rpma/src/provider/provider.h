@@ -169,6 +169,9 @@ struct SendWr {
   // The sge's bytes are copied at post time; lkey is ignored
   // (IBV_SEND_INLINE). Only for lengths <= max inline (8 on verbs).
   bool inline_data = false;
+  // RPMA_EXT_F_MORE: the poster posts again at once; a provider may hold
+  // this WR back and send it with the next one (tcp: one sendmsg).
+  bool more = false;
   Sge sge;
   uint64_t remote_addr = 0;  // absolute remote virtual address
   uint32_t rkey = 0;

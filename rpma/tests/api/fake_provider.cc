@@ -151,9 +151,9 @@ class FakeQp : public Qp {
   Qp* inner() const { return inner_; }
   uint32_t qp_num() const override { return inner_->qp_num(); }
   int PostSend(const SendWr& wr) override {
-    dev_->Record(Fmt(
-        "PostSend op=%ld flags=%ld", static_cast<long>(wr.opcode),
-        (wr.signaled ? 1 : 0) | (wr.fence ? 2 : 0) | (wr.inline_data ? 4 : 0)));
+    dev_->Record(Fmt("PostSend op=%ld flags=%ld", static_cast<long>(wr.opcode),
+                     (wr.signaled ? 1 : 0) | (wr.fence ? 2 : 0) |
+                         (wr.inline_data ? 4 : 0) | (wr.more ? 8 : 0)));
     if (int e = dev_->Inject("PostSend")) return e;
     return inner_->PostSend(wr);
   }

@@ -22,6 +22,7 @@
 
 #include "api_test_util.h"
 #include "librpma.h"
+#include "rpma_ext.h"
 
 namespace rpma_test {
 namespace {
@@ -229,6 +230,45 @@ TEST_F(ProgressTest, OneSidedReadsAreServedAfterTheWaiterLeaves) {
                       Clock::now() - start)
                       .count();
   EXPECT_LT(ms, 1500) << "reads waited for the engine's checks";
+}
+
+// RPMA_EXT_F_MORE (rpma_ext.h): a read posted with it waits for the next
+// post and leaves with it; both complete with their data. A read posted
+// with it and nothing after still leaves, at the engine's next tick.
+TEST_F(ProgressTest, AReadPostedWithMoreLeavesWithTheNextPostOrAtTheTick) {
+  for (int i = 0; i < 256; i++) sbuf_[i] = static_cast<char>(i);
+  auto wait_one = [&](ibv_wc* wc) {
+    int rc = RPMA_E_NO_COMPLETION;
+    const auto deadline = Clock::now() + kTwoSeconds;
+    while (rc == RPMA_E_NO_COMPLETION && Clock::now() < deadline) {
+      rc = rpma_cq_get_wc(ccq_, 1, wc, nullptr);
+      if (rc == RPMA_E_NO_COMPLETION && Readable(ccq_fd_, 20)) {
+        (void)rpma_cq_wait(ccq_);
+      }
+    }
+    return rc;
+  };
+  int a = 1, b = 2;
+  ASSERT_EQ(rpma_read(client_, cmr_, 0, remote_, 0, 64,
+                      RPMA_F_COMPLETION_ALWAYS | RPMA_EXT_F_MORE, &a),
+            0);
+  ASSERT_EQ(rpma_read(client_, cmr_, 64, remote_, 128, 64,
+                      RPMA_F_COMPLETION_ALWAYS, &b),
+            0);
+  ibv_wc wc{};
+  ASSERT_EQ(wait_one(&wc), 0);
+  EXPECT_EQ(wc.wr_id, reinterpret_cast<uintptr_t>(&a));  // in post order
+  ASSERT_EQ(wait_one(&wc), 0);
+  EXPECT_EQ(wc.wr_id, reinterpret_cast<uintptr_t>(&b));
+  EXPECT_EQ(std::memcmp(cbuf_.data(), sbuf_.data(), 64), 0);
+  EXPECT_EQ(std::memcmp(cbuf_.data() + 64, sbuf_.data() + 128, 64), 0);
+  // Alone: held, then sent by the tick (50 ms), well within the wait.
+  ASSERT_EQ(rpma_read(client_, cmr_, 256, remote_, 64, 64,
+                      RPMA_F_COMPLETION_ALWAYS | RPMA_EXT_F_MORE, &a),
+            0);
+  ASSERT_EQ(wait_one(&wc), 0) << "a held read never left";
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(cbuf_.data() + 256, sbuf_.data() + 64, 64), 0);
 }
 
 // The acknowledgement of a message read by a waiting application thread

@@ -17,6 +17,7 @@
 #include "api_test_util.h"
 #include "fake_provider.h"
 #include "librpma.h"
+#include "rpma_ext.h"
 
 namespace rpma_test {
 namespace {
@@ -177,6 +178,48 @@ TEST_F(SeamTest, EmulatedFlushIsAReadAndAtomicWriteAFencedInlineWrite) {
   // op 1 = kWrite with signaled|fence|inline; op 0 = kRead, signaled.
   EXPECT_EQ(dev_->Matching("PostSend"),
             (std::vector<std::string>{"PostSend op=1 flags=7",
+                                      "PostSend op=0 flags=1"}));
+  struct rpma_cq* cq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+  for (int got = 0, i = 0; got < 2 && i < 500; i++) {
+    struct ibv_wc wc;
+    if (rpma_cq_get_wc(cq, 1, &wc, nullptr) == 0) {
+      EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+      got++;
+    } else {
+      usleep(10000);
+    }
+  }
+  rpma_mr_remote_delete(&rmr);
+  rpma_mr_dereg(&mr);
+}
+
+// RPMA_EXT_F_MORE reaches the provider as SendWr::more (flags bit 8 in
+// the fake's log), with the completion flags unchanged.
+TEST_F(SeamTest, TheMoreFlagReachesTheProvider) {
+  ASSERT_NO_FATAL_FAILURE(Establish());
+  std::vector<char> buf(64);
+  struct rpma_mr_local* mr = nullptr;
+  ASSERT_EQ(rpma_mr_reg(peer_, buf.data(), buf.size(),
+                        RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST, &mr),
+            0);
+  uint8_t desc[21];
+  ASSERT_EQ(rpma_mr_get_descriptor(mr, desc), 0);
+  struct rpma_mr_remote* rmr = nullptr;
+  ASSERT_EQ(rpma_mr_remote_from_descriptor(desc, 21, &rmr), 0);
+  dev_->ClearLog();
+  ASSERT_EQ(rpma_read(client_, mr, 0, rmr, 32, 8,
+                      RPMA_F_COMPLETION_ALWAYS | RPMA_EXT_F_MORE, nullptr),
+            0);
+  ASSERT_EQ(rpma_read(client_, mr, 8, rmr, 40, 8,
+                      RPMA_F_COMPLETION_ON_ERROR | RPMA_EXT_F_MORE, nullptr),
+            0);
+  ASSERT_EQ(
+      rpma_read(client_, mr, 16, rmr, 48, 8, RPMA_F_COMPLETION_ALWAYS, nullptr),
+      0);
+  EXPECT_EQ(dev_->Matching("PostSend"),
+            (std::vector<std::string>{"PostSend op=0 flags=9",
+                                      "PostSend op=0 flags=8",
                                       "PostSend op=0 flags=1"}));
   struct rpma_cq* cq = nullptr;
   ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
