@@ -267,11 +267,14 @@ TEST_F(ControllerMovesTest, ADeadSourcesMoveIsDeleted) {
   const ClusterMap before = Map();
   auto c = Start(f_.etcd, Opts());
   ASSERT_TRUE(WaitFor([&] { return !Get(0).has_value(); }));
+  // The pass records its changes after its transaction: wait for them too
+  // (read at once, they were seen empty under load in CI).
+  EXPECT_TRUE(WaitFor([&] {
+    return Has(c->stats().last_changes,
+               "handoff -> deleted (source node 1 is not live)");
+  })) << All(c->stats().last_changes);
   EXPECT_TRUE(f_.etcd.Get(keys_.move_progress("users", 0))->kvs.empty());
   EXPECT_EQ(Map(), before);  // the shard waits for node 1 (no replica)
-  EXPECT_TRUE(Has(c->stats().last_changes,
-                  "handoff -> deleted (source node 1 is not live)"))
-      << All(c->stats().last_changes);
 }
 
 TEST_F(ControllerMovesTest, AReleasedMoveWhoseTargetDiedIsLeftAndReported) {
