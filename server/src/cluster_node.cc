@@ -146,9 +146,16 @@ void ClusterNode::Apply(const cluster::ClusterMap& map, int64_t revision) {
 }
 
 void ClusterNode::Quiesce() {
-  std::lock_guard<std::mutex> lock(apply_mu_);
-  quiesced_ = true;
-  for (auto& [name, f] : replicas_) f->Gone();
+  {
+    std::lock_guard<std::mutex> lock(apply_mu_);
+    quiesced_ = true;
+    for (auto& [name, f] : replicas_) f->Gone();
+  }
+  // An outgoing move's forwarding is attached to its shard's commit point,
+  // which the server owns: it detaches while the server still lives (a
+  // TSan CI run saw ~MoveSource detach from a freed one after the fenced
+  // shutdown). Outside apply_mu_: the manager's thread takes it.
+  if (moves_ != nullptr) moves_->Stop();
 }
 
 void ClusterNode::ApplyLocked(const cluster::ClusterMap& map,

@@ -100,9 +100,10 @@ class ClusterNode {
 
   bool fenced() const;
 
-  // From now on no map is applied (the server's shards are not touched)
-  // and commits waiting for backups fail: the server may go before this
-  // node's threads do (the fenced shutdown). Waits for an Apply in flight.
+  // From now on no map is applied (the server's shards are not touched),
+  // commits waiting for backups fail and outgoing moves are stopped (their
+  // forwarding detached): the server may go before this node's threads do
+  // (the fenced shutdown). Waits for an Apply in flight.
   void Quiesce();
 
  private:

@@ -282,6 +282,30 @@ TEST_F(ClusterMoveTest, ADrainedNodeHandsOverEveryShardUnderLoad) {
   EXPECT_TRUE(Direct(1, "users.s3", 2).status().IsWrongShard());
 }
 
+// A move's source that fences itself (stopped past its lease) while the
+// copy runs shuts down cleanly, exit 3: the move's forwarding leaves the
+// shard's commit point before the server that owns it goes (seen in a
+// TSan CI run as a use after free in ~MoveSource, node exit 66).
+TEST_F(ClusterMoveTest, ASourceFencedDuringItsMoveStopsCleanly) {
+  StartNodes(2);
+  PutMap(UsersMap({1, 2, 1, 2}, {1, 1, 1, 1}));
+  ASSERT_TRUE(Serving(1, "users.s0", 1));
+  auto c = Client::Connect(ClusterOptions());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  for (int i = 0; i < 50; i++) {
+    ASSERT_TRUE((*c)->Put("k" + std::to_string(i), "v").ok());
+  }
+  StartMove(0, 1, 2, /*paused=*/true);
+  ASSERT_TRUE(nodes_[0].WaitForLog("move of 'users.s0' to node 2"));
+  ASSERT_EQ(kill(nodes_[0].pid(), SIGSTOP), 0);
+  std::this_thread::sleep_for(milliseconds(3500));  // past the 2 s TTL
+  ASSERT_EQ(kill(nodes_[0].pid(), SIGCONT), 0);
+  EXPECT_EQ(nodes_[0].Wait(seconds(20)), 3) << nodes_[0].StderrText();
+  const std::string log = nodes_[0].StderrText();
+  EXPECT_NE(log.find("fenced"), std::string::npos) << log;
+  EXPECT_EQ(log.find("Sanitizer"), std::string::npos) << log;
+}
+
 // A paused move, cancelled: the source serves on, unharmed; the target
 // stops receiving; nothing switched.
 TEST_F(ClusterMoveTest, ACancelledMoveLeavesTheSourceServing) {
