@@ -67,6 +67,30 @@ class SeamTest : public ::testing::Test {
     ASSERT_EQ(NextEvent(server_, &ev), 0);
     ASSERT_EQ(ev, RPMA_CONN_ESTABLISHED);
   }
+  // buf registered with `usage` and its remote form: the client's
+  // one-sided operations then target this process's own memory.
+  void RegisterLoopback(std::vector<char>* buf, int usage,
+                        struct rpma_mr_local** mr,
+                        struct rpma_mr_remote** rmr) {
+    ASSERT_EQ(rpma_mr_reg(peer_, buf->data(), buf->size(), usage, mr), 0);
+    uint8_t desc[21];
+    ASSERT_EQ(rpma_mr_get_descriptor(*mr, desc), 0);
+    ASSERT_EQ(rpma_mr_remote_from_descriptor(desc, 21, rmr), 0);
+  }
+  // Takes n completions off the client's CQ (at most ~5 s), each a success.
+  void ReapClientCompletions(int n) {
+    struct rpma_cq* cq = nullptr;
+    ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
+    for (int got = 0, i = 0; got < n && i < 500; i++) {
+      struct ibv_wc wc;
+      if (rpma_cq_get_wc(cq, 1, &wc, nullptr) == 0) {
+        EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+        got++;
+      } else {
+        usleep(10000);
+      }
+    }
+  }
   // Positions of the prefixes, each searched after the previous one; -1
   // where the order breaks.
   std::vector<int> InOrder(const std::vector<std::string>& prefixes) {
@@ -158,15 +182,10 @@ TEST_F(SeamTest, EmulatedFlushIsAReadAndAtomicWriteAFencedInlineWrite) {
   ASSERT_NO_FATAL_FAILURE(Establish());
   std::vector<char> buf(64);
   struct rpma_mr_local* mr = nullptr;
-  ASSERT_EQ(
-      rpma_mr_reg(peer_, buf.data(), buf.size(),
-                  RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
-                  &mr),
-      0);
-  uint8_t desc[21];
-  ASSERT_EQ(rpma_mr_get_descriptor(mr, desc), 0);
   struct rpma_mr_remote* rmr = nullptr;
-  ASSERT_EQ(rpma_mr_remote_from_descriptor(desc, 21, &rmr), 0);
+  ASSERT_NO_FATAL_FAILURE(RegisterLoopback(
+      &buf, RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr,
+      &rmr));
   dev_->ClearLog();
   char word[8] = {};
   ASSERT_EQ(rpma_atomic_write(client_, rmr, 0, word, RPMA_F_COMPLETION_ALWAYS,
@@ -179,17 +198,7 @@ TEST_F(SeamTest, EmulatedFlushIsAReadAndAtomicWriteAFencedInlineWrite) {
   EXPECT_EQ(dev_->Matching("PostSend"),
             (std::vector<std::string>{"PostSend op=1 flags=7",
                                       "PostSend op=0 flags=1"}));
-  struct rpma_cq* cq = nullptr;
-  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
-  for (int got = 0, i = 0; got < 2 && i < 500; i++) {
-    struct ibv_wc wc;
-    if (rpma_cq_get_wc(cq, 1, &wc, nullptr) == 0) {
-      EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
-      got++;
-    } else {
-      usleep(10000);
-    }
-  }
+  ReapClientCompletions(2);
   rpma_mr_remote_delete(&rmr);
   rpma_mr_dereg(&mr);
 }
@@ -200,13 +209,9 @@ TEST_F(SeamTest, TheMoreFlagReachesTheProvider) {
   ASSERT_NO_FATAL_FAILURE(Establish());
   std::vector<char> buf(64);
   struct rpma_mr_local* mr = nullptr;
-  ASSERT_EQ(rpma_mr_reg(peer_, buf.data(), buf.size(),
-                        RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST, &mr),
-            0);
-  uint8_t desc[21];
-  ASSERT_EQ(rpma_mr_get_descriptor(mr, desc), 0);
   struct rpma_mr_remote* rmr = nullptr;
-  ASSERT_EQ(rpma_mr_remote_from_descriptor(desc, 21, &rmr), 0);
+  ASSERT_NO_FATAL_FAILURE(RegisterLoopback(
+      &buf, RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST, &mr, &rmr));
   dev_->ClearLog();
   ASSERT_EQ(rpma_read(client_, mr, 0, rmr, 32, 8,
                       RPMA_F_COMPLETION_ALWAYS | RPMA_EXT_F_MORE, nullptr),
@@ -221,17 +226,7 @@ TEST_F(SeamTest, TheMoreFlagReachesTheProvider) {
             (std::vector<std::string>{"PostSend op=0 flags=9",
                                       "PostSend op=0 flags=8",
                                       "PostSend op=0 flags=1"}));
-  struct rpma_cq* cq = nullptr;
-  ASSERT_EQ(rpma_conn_get_cq(client_, &cq), 0);
-  for (int got = 0, i = 0; got < 2 && i < 500; i++) {
-    struct ibv_wc wc;
-    if (rpma_cq_get_wc(cq, 1, &wc, nullptr) == 0) {
-      EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
-      got++;
-    } else {
-      usleep(10000);
-    }
-  }
+  ReapClientCompletions(2);  // the signaled two
   rpma_mr_remote_delete(&rmr);
   rpma_mr_dereg(&mr);
 }
