@@ -67,7 +67,11 @@ inline std::vector<HistoryOp> RandomOps(Client& c, int client, int keys,
     op.ret = NowNs();
     if (!st.ok()) {
       (*errors)++;
-      ADD_FAILURE() << st.ToString();
+      static const char* const kKinds[] = {"put", "delete", "get"};
+      ADD_FAILURE() << kKinds[op.kind == HistoryOp::kPut      ? 0
+                              : op.kind == HistoryOp::kDelete ? 1
+                                                              : 2]
+                    << " " << op.key << ": " << st.ToString();
       continue;
     }
     mine.push_back(std::move(op));
