@@ -153,13 +153,23 @@ Status Engine::Run(const std::vector<Op*>& ops) {
     Status why = conn_->failure();
     for (Op* op : ops) {
       if (op->done) continue;
-      op->status =
-          (op->kind == Op::Kind::kPut || op->kind == Op::Kind::kDelete) &&
-                  op->state == Op::State::kAwaitAck && !why.IsWrongShard()
-              ? Status(why.code(), why.message() +
-                                       " — the write may or may not have "
-                                       "been applied")
-              : why;
+      const bool write =
+          op->kind == Op::Kind::kPut || op->kind == Op::Kind::kDelete;
+      const bool sent = op->state == Op::State::kAwaitAck;
+      if (write && sent && !why.IsWrongShard()) {
+        op->status = Status(why.code(), why.message() +
+                                            " — the write may or may not "
+                                            "have been applied");
+      } else if (write && !sent && options_.map_epoch != 0 &&
+                 why.code() == StatusCode::kUnavailable) {
+        // A cluster shard's connection (a move's hand-off ends it): this
+        // write's COMMIT never left, so it was not applied; wrong_shard
+        // makes the cluster client re-read the map and send it again.
+        op->status =
+            Status::WrongShard(why.message() + " — the write was not sent");
+      } else {
+        op->status = why;
+      }
       op->done = true;
     }
     ready_.clear();

@@ -10,8 +10,10 @@
 // nothing: both re-read the map and go again, with a short growing pause,
 // until the operation's timeout (ClientOptions::op_timeout). Anything
 // else is returned as is — a connection lost with a write in flight is
-// unavailable (outcome unknown), never retried — and the shard's client
-// is dropped so that the next call connects again.
+// unavailable (outcome unknown), never retried; one whose COMMIT never
+// left comes back from the shard's client as wrong_shard, and is sent
+// again — and the shard's client is dropped so that the next call
+// connects again.
 //
 // Thread-safety: every method from any thread; operations on different
 // shards run in parallel (each shard's client serializes its own).
