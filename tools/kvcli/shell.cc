@@ -1,6 +1,7 @@
 #include "shell.h"
 
 #include <editline/readline.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -121,10 +122,14 @@ int NoIsigInEditMode() {
 // readline() with the terminal's ISIG off from before the prompt is shown
 // (edit mode alone would leave a moment, before it starts, in which a ^C
 // is still a signal); restored when the line is read.
+// The terminal as the shell left it, for Suspend to hand back.
+termios g_shell_termios{};
+
 char* ReadLine(const std::string& prompt) {
   termios saved;
   const bool tty = tcgetattr(STDIN_FILENO, &saved) == 0;
   if (tty) {
+    g_shell_termios = saved;
     termios t = saved;
     t.c_lflag &= ~static_cast<tcflag_t>(ISIG);
     tcsetattr(STDIN_FILENO, TCSANOW, &t);
@@ -135,10 +140,33 @@ char* ReadLine(const std::string& prompt) {
 }
 
 // Ctrl-Z at the prompt: with ISIG off it is a key too; it suspends the
-// process group as the terminal would (libedit's SIGTSTP handler restores
-// the terminal first and its SIGCONT handler sets edit mode again).
+// process group as the terminal would. Done here rather than by libedit's
+// SIGTSTP handler: that one re-sends the signal from inside the handler,
+// where SIGTSTP is blocked, so another thread (the client's engine) could
+// take the stop while this thread went on and redrew the line before the
+// stop, leaving nothing to redraw after fg (seen once in CI). Here the
+// signal has its default action and is unblocked on this thread, which the
+// kernel then picks: kill() returns only after fg.
 int Suspend(int /*count*/, int /*key*/) {
+  termios edit;
+  const bool tty = tcgetattr(STDIN_FILENO, &edit) == 0;
+  if (tty) tcsetattr(STDIN_FILENO, TCSADRAIN, &g_shell_termios);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  struct sigaction old_tstp {
+  }, old_cont{};
+  sigaction(SIGTSTP, &dfl, &old_tstp);
+  sigaction(SIGCONT, &dfl, &old_cont);  // libedit's would redraw as well
+  sigset_t tstp, old_mask;
+  sigemptyset(&tstp);
+  sigaddset(&tstp, SIGTSTP);
+  pthread_sigmask(SIG_UNBLOCK, &tstp, &old_mask);
   kill(0, SIGTSTP);
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  sigaction(SIGCONT, &old_cont, nullptr);
+  sigaction(SIGTSTP, &old_tstp, nullptr);
+  if (tty) tcsetattr(STDIN_FILENO, TCSADRAIN, &edit);
   rl_forced_update_display();  // after fg: the prompt and the line again
   return 0;
 }
