@@ -254,8 +254,8 @@ int rpma_conn_group_next(struct rpma_conn_group *group,
  * another operation on the same connection right after this one, and the
  * provider may hold this one back until then, so that both leave together
  * (a doorbell for several work requests). tcp: both frames go in one
- * sendmsg — one wake-up of the peer instead of two; the flag is ignored
- * while a two-sided operation is pending. verbs: ignored (posted at once).
+ * sendmsg — one wake-up of the peer instead of two (also behind a SEND
+ * still pending). verbs: ignored (posted at once).
  * The next post must follow without delay and without the flag; if none
  * does, the held operation leaves with the provider's next send on that
  * connection or its next tick (tcp: 50 ms).

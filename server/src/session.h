@@ -253,6 +253,10 @@ class Session {
   std::deque<ibv_wc> deferred_;  // receives reaped while sends waited
   std::deque<std::vector<uint8_t>> outbox_;  // replies waiting for a slot
   Clock::time_point outbox_since_{};
+  // Acks of this pass still to be sent after the one being posted
+  // (CompleteCommits): while one follows and has a slot, a send is posted
+  // with RPMA_EXT_F_MORE and the pass's acks leave together.
+  size_t acks_to_follow_ = 0;
   bool hello_pending_ = false;
   bool established_ = false;
   bool closed_ = false;  // CLOSED/LOST seen

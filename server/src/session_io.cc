@@ -2,6 +2,7 @@
 // reposting receives, and sending replies through a bounded set of send
 // slots with an outbox behind them. Nothing here blocks.
 #include <librpma.h>
+#include <rpma_ext.h>
 
 #include <algorithm>
 #include <cstring>
@@ -140,7 +141,13 @@ void Session::PostSend(const uint8_t* msg, size_t n) {
 void Session::PostSlot(size_t slot, size_t n) {
   free_send_.pop_back();  // slot is its back
   const size_t off = (recv_slots_ + slot) * kSlot;
-  int rc = rpma_send(conn_, mr_, off, n, RPMA_F_COMPLETION_ALWAYS,
+  // Another ack of this pass follows at once, into a free slot: the
+  // provider may send both in one go (one wake-up of the client, one
+  // sendmsg on tcp). The last of the pass goes without, and so does one
+  // with no slot after it (the next would wait in the outbox).
+  const bool more = acks_to_follow_ > 0 && !free_send_.empty();
+  int rc = rpma_send(conn_, mr_, off, n,
+                     RPMA_F_COMPLETION_ALWAYS | (more ? RPMA_EXT_F_MORE : 0),
                      reinterpret_cast<void*>(kSendBase + slot));
   if (rc) {
     free_send_.push_back(slot);

@@ -203,8 +203,10 @@ void Session::CompleteCommits(const Result<store::CommitResult>* results) {
   // AckCommit may Send, and Send never handles a message (receives reaped
   // meanwhile are deferred), so queued_ does not change while it is walked.
   for (size_t i = 0; i < queued_.size(); i++) {
+    acks_to_follow_ = queued_.size() - 1 - i;
     AckCommit(queued_[i].request_id, &queued_[i].request, results[i]);
   }
+  acks_to_follow_ = 0;
   queued_.clear();  // keeps its capacity: no allocation per pass
   if (end_ != End::kNone) BeginEnd();  // a reply could not be sent
 }

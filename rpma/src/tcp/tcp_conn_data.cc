@@ -55,8 +55,10 @@ int TcpConn::PostSend(TcpQp* qp, const SendWr& wr) {
   }
   size_t on_wire = qp->pending() - (out_.requests() - 1);
   qp->AddPending(r.pending);
-  // RPMA_EXT_F_MORE: the next post follows at once and sends both.
-  if (wr.more && !qp->two_sided_pending()) return 0;
+  // RPMA_EXT_F_MORE: the next post follows at once and sends both — also
+  // behind a pending SEND (the rule below is for posts nobody promised to
+  // follow: held behind responses that may wait for the peer's receive).
+  if (wr.more) return 0;
   if (on_wire <= kDeferAbove || qp->two_sided_pending()) FlushOut();
   return 0;
 }

@@ -271,6 +271,61 @@ TEST_F(ProgressTest, AReadPostedWithMoreLeavesWithTheNextPostOrAtTheTick) {
   EXPECT_EQ(std::memcmp(cbuf_.data() + 256, sbuf_.data() + 64, 64), 0);
 }
 
+// RPMA_EXT_F_MORE on SENDs, also behind a SEND still pending (a kvserver
+// worker flags every ack of a pass but the last): each held message leaves
+// with the next post, or at the tick when none follows; all arrive, in
+// post order, with their bytes, and every send completes.
+TEST_F(ProgressTest, SendsPostedWithMoreBehindAPendingSendAllArrive) {
+  constexpr int kSends = 5;
+  rpma_cq* scq = nullptr;
+  ASSERT_EQ(rpma_conn_get_cq(server_, &scq), 0);
+  int ctx[kSends];
+  for (int i = 1; i < kSends; i++) {  // the fixture posted receive 0
+    ASSERT_EQ(rpma_recv(server_, smr_, i * kMsg, kMsg, &ctx[i]), 0);
+  }
+  auto wait_wc = [](rpma_cq* cq, ibv_wc* wc) {
+    int rc = RPMA_E_NO_COMPLETION;
+    const auto deadline = Clock::now() + kTwoSeconds;
+    while (rc == RPMA_E_NO_COMPLETION && Clock::now() < deadline) {
+      rc = rpma_cq_get_wc(cq, 1, wc, nullptr);
+    }
+    return rc;
+  };
+  for (int i = 0; i < kSends; i++) {
+    std::memset(cbuf_.data() + i * kMsg, 'a' + i, kMsg);
+  }
+  // 0 plain (it stays pending: nobody on the server reads yet), 1 and 2
+  // held, 3 plain sends all three; then, with nothing pending any more,
+  // 4 held alone: sent by the tick.
+  const int flags[kSends] = {0, RPMA_EXT_F_MORE, RPMA_EXT_F_MORE, 0,
+                             RPMA_EXT_F_MORE};
+  auto post = [&](int i) {
+    return rpma_send(client_, cmr_, i * kMsg, kMsg,
+                     RPMA_F_COMPLETION_ALWAYS | flags[i], nullptr);
+  };
+  auto arrives = [&](int i) {
+    ibv_wc wc{};
+    ASSERT_EQ(wait_wc(scq, &wc), 0) << "message " << i << " never arrived";
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    ASSERT_EQ(wc.opcode, IBV_WC_RECV);
+    ASSERT_EQ(wc.byte_len, kMsg);
+    EXPECT_EQ(sbuf_[i * kMsg], 'a' + i) << "message " << i << " out of order";
+    EXPECT_EQ(sbuf_[i * kMsg + kMsg - 1], 'a' + i);
+  };
+  auto completes = [&](int i) {
+    ibv_wc wc{};
+    ASSERT_EQ(wait_wc(ccq_, &wc), 0) << "send " << i << " never completed";
+    EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+    EXPECT_EQ(wc.opcode, IBV_WC_SEND);
+  };
+  for (int i = 0; i < 4; i++) ASSERT_EQ(post(i), 0);
+  for (int i = 0; i < 4; i++) ASSERT_NO_FATAL_FAILURE(arrives(i));
+  for (int i = 0; i < 4; i++) ASSERT_NO_FATAL_FAILURE(completes(i));
+  ASSERT_EQ(post(4), 0);
+  ASSERT_NO_FATAL_FAILURE(arrives(4));
+  ASSERT_NO_FATAL_FAILURE(completes(4));
+}
+
 // The acknowledgement of a message read by a waiting application thread
 // waits for that side's reply, but not for ever: with no reply it goes
 // ProgressEngine::kDeferUs (0.5 ms) later, not at the engine's next 50 ms tick.
