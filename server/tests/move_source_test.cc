@@ -96,6 +96,12 @@ TEST_F(MoveSourceTest, ALiveCopyUnderWritesEndsEqualAtTheHandOff) {
   o.rate_bytes_per_s = 400 << 10;  // ~0.5 s of copying: writes overlap it
   auto m = MoveSource::Start(o);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
+  // The writers start once the copier has listed the keys (so the count
+  // below is the seed's, not a race with a writer's delete or new key);
+  // the paced copy of the records then overlaps their writes.
+  for (int i = 0; i < 3000 && (*m)->progress().keys_total == 0; i++) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
   std::atomic<bool> stop{false};
   std::atomic<int> acked{0};
   std::vector<std::thread> writers;
