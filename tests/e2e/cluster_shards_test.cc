@@ -217,9 +217,11 @@ TEST_F(ClusterShardsTest, AStoppedNodeAcknowledgesNothingAfterItsDeadline) {
 
 // A node killed and restarted under a cluster client: the client's
 // connection to it is dead. A get changes nothing, so the router connects
-// again and retries it; a put's outcome on a broken connection is
-// unknown, so it is reported (unavailable), not retried.
-TEST_F(ClusterShardsTest, AGetOnABrokenConnectionIsRetriedAPutIsNot) {
+// again and retries it; so is a put whose COMMIT never left (the shard's
+// client found the connection dead first: it was not applied); a put
+// whose COMMIT left has an unknown outcome, so it is reported
+// (unavailable), not retried.
+TEST_F(ClusterShardsTest, OnABrokenConnectionOnlyAWriteThatLeftIsNotRetried) {
   StartNodes(1);
   PutMap(UsersMap({1, 1, 1, 1}, {1, 1, 1, 1}));
   ASSERT_TRUE(Serving(1, "users.s0", 1));
@@ -244,10 +246,17 @@ TEST_F(ClusterShardsTest, AGetOnABrokenConnectionIsRetriedAPutIsNot) {
   Status st = (*c)->Get("k", &v);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(v, "v");
+  // A put on a connection the node's death broke: the shard's client
+  // finds it dead before the COMMIT leaves (the first poll after a pause,
+  // or the failed post), so the write was not applied and the router
+  // sends it again on a new connection.
+  restart();
+  st = (*c)->Put("k", "t");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE((*c)->Get("k", &v).ok());
+  EXPECT_EQ(v, "t");
   // A put whose COMMIT left before the node died: its outcome is
-  // unknown, so it is reported, not retried. (A write whose COMMIT never
-  // left — the connection was known dead, or a hand-off ended it first —
-  // is sent again: it was not applied.)
+  // unknown, so it is reported, not retried.
   ASSERT_TRUE((*c)->Put("k", "u").ok());  // connected, with a grant
   ASSERT_EQ(kill(nodes_[0].pid(), SIGSTOP), 0);
   std::thread writer([&] { st = (*c)->Put("k", "w"); });

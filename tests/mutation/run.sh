@@ -57,6 +57,9 @@ declare -A MODULE_TESTS=(
   # Live moves (patch 186): the move source against an in-process target,
   # and the move e2e suite.
   [cluster]="kv_server_peer_test kv_e2e_cluster_move_test"
+  # The cluster client's router and shard clients (patch 192-): the
+  # shards e2e suite (real etcd, kvservers; about 30 s).
+  [shards]="kv_e2e_cluster_shards_test"
 )
 
 mkdir -p "$SRC" "$BUILD"
