@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ using std::chrono::seconds;
 // key0..key<keys-1> (40% put, 10% delete, 50% get), at least `min_ops`
 // and on until `stop` says so; each op ok (recorded with its call and
 // return times) or counted in *errors and reported.
+// errors past the first kReportedErrors (of all clients) are counted only.
+inline constexpr int kReportedErrors = 8;
 inline std::vector<HistoryOp> RandomOps(Client& c, int client, int keys,
                                         int min_ops,
                                         const std::function<bool()>& stop,
@@ -66,12 +69,16 @@ inline std::vector<HistoryOp> RandomOps(Client& c, int client, int keys,
     }
     op.ret = NowNs();
     if (!st.ok()) {
-      (*errors)++;
-      static const char* const kKinds[] = {"put", "delete", "get"};
-      ADD_FAILURE() << kKinds[op.kind == HistoryOp::kPut      ? 0
-                              : op.kind == HistoryOp::kDelete ? 1
-                                                              : 2]
-                    << " " << op.key << ": " << st.ToString();
+      // The first few are reported; the rest only counted, so that a
+      // failed run's output keeps room for the node logs that explain it.
+      if ((*errors)++ < kReportedErrors) {
+        static const char* const kKinds[] = {"put", "delete", "get"};
+        ADD_FAILURE() << "client " << client << ": "
+                      << kKinds[op.kind == HistoryOp::kPut      ? 0
+                                : op.kind == HistoryOp::kDelete ? 1
+                                                                : 2]
+                      << " " << op.key << ": " << st.ToString();
+      }
       continue;
     }
     mine.push_back(std::move(op));
@@ -117,13 +124,29 @@ class ClusterTest : public ::testing::Test {
     fs::permissions(peer_key_, fs::perms::owner_read | fs::perms::owner_write);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  // After a failed test: every node's log on stderr.
+  // After a failed test: every node's log on stderr, then, last (where
+  // a cut output still shows it), each node's lines about its lease, a
+  // fence, an exit or a sanitizer report.
   void DumpNodeLogsIfFailed() {
     if (!HasFailure()) return;
     for (int i = 0; i < 4; i++) {
       if (nodes_[i].StderrText().empty()) continue;
       fprintf(stderr, "---- node %d ----\n%s\n", i + 1,
               nodes_[i].StderrText().c_str());
+    }
+    for (int i = 0; i < 4; i++) {
+      const std::string log = nodes_[i].StderrText();
+      if (log.empty()) continue;
+      fprintf(stderr, "---- node %d: lease, fence, exit ----\n", i + 1);
+      std::istringstream lines(log);
+      for (std::string line; std::getline(lines, line);) {
+        for (const char* word : {" lease", "fence", "exit", "Sanitizer"}) {
+          if (line.find(word) != std::string::npos) {
+            fprintf(stderr, "%s\n", line.c_str());
+            break;
+          }
+        }
+      }
     }
   }
 
