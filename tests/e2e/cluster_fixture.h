@@ -34,14 +34,15 @@ using cluster::testing::EtcdProcess;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// Keyspace "users" (id 7) in four shards of 256 slots; shard i's primary
-// is owners[i] and its epoch epochs[i].
+// How many failed ops of a RandomOps run (all clients) are reported.
+inline constexpr int kReportedErrors = 8;
+
 // One client's share of a linearizability run: random ops on keys
 // key0..key<keys-1> (40% put, 10% delete, 50% get), at least `min_ops`
 // and on until `stop` says so; each op ok (recorded with its call and
-// return times) or counted in *errors and reported.
-// errors past the first kReportedErrors (of all clients) are counted only.
-inline constexpr int kReportedErrors = 8;
+// return times) or counted in *errors; the first kReportedErrors of all
+// clients are also reported as failures (the rest only counted, so that
+// a failed run's output keeps room for the node logs that explain it).
 inline std::vector<HistoryOp> RandomOps(Client& c, int client, int keys,
                                         int min_ops,
                                         const std::function<bool()>& stop,
@@ -69,8 +70,6 @@ inline std::vector<HistoryOp> RandomOps(Client& c, int client, int keys,
     }
     op.ret = NowNs();
     if (!st.ok()) {
-      // The first few are reported; the rest only counted, so that a
-      // failed run's output keeps room for the node logs that explain it.
       if ((*errors)++ < kReportedErrors) {
         static const char* const kKinds[] = {"put", "delete", "get"};
         ADD_FAILURE() << "client " << client << ": "
@@ -86,6 +85,8 @@ inline std::vector<HistoryOp> RandomOps(Client& c, int client, int keys,
   return mine;
 }
 
+// Keyspace "users" (id 7) in four shards of 256 slots; shard i's primary
+// is owners[i] and its epoch epochs[i].
 inline std::string UsersMap(const std::vector<uint32_t>& owners,
                             const std::vector<uint32_t>& epochs) {
   std::string json =
@@ -129,16 +130,16 @@ class ClusterTest : public ::testing::Test {
   // fence, an exit or a sanitizer report.
   void DumpNodeLogsIfFailed() {
     if (!HasFailure()) return;
+    std::string logs[4];
     for (int i = 0; i < 4; i++) {
-      if (nodes_[i].StderrText().empty()) continue;
-      fprintf(stderr, "---- node %d ----\n%s\n", i + 1,
-              nodes_[i].StderrText().c_str());
+      logs[i] = nodes_[i].StderrText();
+      if (logs[i].empty()) continue;
+      fprintf(stderr, "---- node %d ----\n%s\n", i + 1, logs[i].c_str());
     }
     for (int i = 0; i < 4; i++) {
-      const std::string log = nodes_[i].StderrText();
-      if (log.empty()) continue;
+      if (logs[i].empty()) continue;
       fprintf(stderr, "---- node %d: lease, fence, exit ----\n", i + 1);
-      std::istringstream lines(log);
+      std::istringstream lines(logs[i]);
       for (std::string line; std::getline(lines, line);) {
         for (const char* word : {" lease", "fence", "exit", "Sanitizer"}) {
           if (line.find(word) != std::string::npos) {
