@@ -21,7 +21,8 @@ struct CommitPipeline::Item {
 // One Commit() call: its items, in request order.
 struct CommitPipeline::Caller {
   std::vector<Item> items;
-  bool done = false;  // under mu_: a leader ran its stages 2–4
+  bool taken = false;  // under mu_: in a leader's batch
+  bool done = false;   // under mu_: a leader ran its stages 2–4
 };
 
 // Stages 2–4 over items added in order. Holds the stripe of every
@@ -172,18 +173,23 @@ void CommitPipeline::Commit(const CommitRequest* requests, size_t n,
   } else {
     std::unique_lock<std::mutex> lock(mu_);
     queue_.push_back(&me);
-    while (!me.done && leading_) cv_.wait(lock);
+    // A caller taken into a running batch waits for it to be done (it
+    // must not lead, nor return, while that leader uses its items).
+    while (!me.done && (me.taken || leaders_ >= point_->batches_in_flight())) {
+      cv_.wait(lock);
+    }
     if (!me.done) {
-      // The leader: everything queued so far is one batch; whoever
-      // arrives meanwhile gathers for the next.
-      leading_ = true;
+      // A leader: everything queued so far is one batch; whoever arrives
+      // meanwhile gathers for the next (or leads it beside this one).
+      leaders_++;
       std::vector<Caller*> group;
       group.swap(queue_);
+      for (Caller* c : group) c->taken = true;
       lock.unlock();
       Run(group.data(), group.size());
       lock.lock();
       for (Caller* c : group) c->done = true;
-      leading_ = false;
+      leaders_--;
       lock.unlock();
       cv_.notify_all();  // followers of this batch, and the next leader
     }

@@ -4,139 +4,27 @@
 // visible before it, each key old-or-new across a crash at any persist
 // point of a batch of several callers, and the paths that must reach the
 // commit point of what is decided first.
-#include "kv/store/commit_pipeline.h"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
-#include <cstdlib>
-#include <functional>
-#include <future>
 #include <map>
 #include <mutex>
 #include <random>
-#include <set>
 #include <thread>
 
-#include "crash_util.h"
-#include "kv/store/pool.h"
-#include "kv/store/writer.h"
-#include "persistence_tracker.h"
-#include "test_util.h"
+#include "commit_pipeline_fixture.h"
 
 namespace kv::store {
 namespace {
 
+using testing::CommitPipelineTest;
 using testing::KeysWithHome;
-using testing::NoGrace;
+using testing::TestCommitPoint;
+using testing::WithDeadline;
 using Mode = PersistenceTracker::Mode;
 using Gather = CommitPipeline::Gather;
-
-// The local persist, observable: counts its calls, runs hooks before and
-// after the persist, remembers which records it made durable, can fail.
-class TestCommitPoint : public CommitPoint {
- public:
-  TestCommitPoint(Persister* persister, bool publish_before_durable)
-      : persister_(persister), early_(publish_before_durable) {}
-
-  Status MakeDurable(const Persister::Range* ranges, size_t n) override {
-    const int call = ++calls_;
-    if (before) before(call);
-    if (delay.count() > 0) std::this_thread::sleep_for(delay);
-    if (fail) return Status::Unavailable("test commit point refuses");
-    persister_->PersistRanges(ranges, n);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (size_t i = 0; i < n; i++) durable_.insert(ranges[i].addr);
-    }
-    if (after) after(call);
-    return Status::Ok();
-  }
-  bool publish_before_durable() const override { return early_; }
-
-  int calls() const { return calls_.load(); }
-  bool MadeDurable(const void* addr) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return durable_.count(addr) > 0;
-  }
-
-  std::function<void(int call)> before;  // set before commits start
-  std::function<void(int call)> after;
-  std::chrono::microseconds delay{0};
-  bool fail = false;
-
- private:
-  Persister* const persister_;
-  const bool early_;
-  std::atomic<int> calls_{0};
-  std::mutex mu_;
-  std::set<const void*> durable_;
-};
-
-// Runs fn; if it has not returned after `seconds`, the test fails and the
-// binary aborts (a pipeline whose followers are never woken hangs).
-void WithDeadline(int seconds, const std::function<void()>& fn) {
-  auto done = std::async(std::launch::async, fn);
-  if (done.wait_for(std::chrono::seconds(seconds)) ==
-      std::future_status::timeout) {
-    std::fprintf(stderr,
-                 "commit pipeline: no progress in %d s (a caller "
-                 "never woken?)\n",
-                 seconds);
-    std::abort();
-  }
-  done.get();
-}
-
-class CommitPipelineTest : public testing::TrackedPoolTest {
- protected:
-  void SetUp() override {
-    TrackedPoolTest::SetUp();
-    // One key per home bucket (= per stripe in a 16-bucket index).
-    for (uint64_t h = 0; h < 8; h++) keys_.push_back(KeysWithHome(h, 1)[0]);
-  }
-  void TearDown() override { ks_->pipeline().set_commit_point(nullptr); }
-
-  TestCommitPoint* UsePoint(bool publish_before_durable) {
-    point_ = std::make_unique<TestCommitPoint>(ks_->persister(),
-                                               publish_before_durable);
-    ks_->pipeline().set_commit_point(point_.get());
-    return point_.get();
-  }
-
-  // What `key` reads in the image a power failure leaves now ("" absent).
-  std::string AfterCrash(const std::string& key, Mode mode) {
-    std::mt19937_64 rng(1);
-    auto pool = Pool::OpenOn(
-        MemoryMapping::FromImage(tracker_->CrashImage(mode, &rng), nullptr),
-        NoGrace());
-    EXPECT_TRUE(pool.ok()) << pool.status().ToString();
-    if (!pool.ok()) return "<open failed>";
-    EXPECT_TRUE((*pool)->Check().ok());
-    std::string v;
-    Status st = (*pool)->GetKeyspace("ks").value()->Get(key, &v);
-    EXPECT_TRUE(st.ok() || st.IsNotFound()) << st.ToString();
-    return st.ok() ? v : "";
-  }
-  // What `key` reads live ("" absent).
-  std::string Live(const std::string& key) {
-    std::string v;
-    Status st = ks_->Get(key, &v);
-    EXPECT_TRUE(st.ok() || st.IsNotFound()) << st.ToString();
-    return st.ok() ? v : "";
-  }
-  std::vector<Result<CommitResult>> CommitAll(Writer* w) {
-    std::vector<Result<CommitResult>> out;
-    w->CommitStaged(&out);
-    return out;
-  }
-
-  std::vector<std::string> keys_;
-  std::unique_ptr<TestCommitPoint> point_;
-};
 
 TEST_F(CommitPipelineTest, PutsOfDistinctKeysShareOnePersistPoint) {
   Writer w(ks_);

@@ -21,7 +21,12 @@
 //     slots cleared, key count and live bytes, stripes released, results.
 // Callers with Gather::kYes enqueue their prepared batch; one becomes the
 // leader, takes everything queued, runs stages 2–4 and wakes the others
-// (as RocksDB's write group); while it runs, the next batch gathers.
+// (as RocksDB's write group); while it runs, the next batch gathers. Up
+// to the commit point's batches_in_flight() leaders run at once (the
+// local persist: 2), each with the callers queued when it took over: a
+// key's stripe is held from decide to publish, so two batches never hold
+// undecided versions of one key, and one caller's commits (a worker
+// blocks in Commit) never overlap.
 // Inside a batch: a key (stripe) twice, or a stripe another thread holds,
 // first runs stages 3–4 for what is decided (never waiting for a stripe
 // while holding one: the cleaner and ungathered callers take stripes
@@ -92,7 +97,7 @@ class CommitPipeline {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Caller*> queue_;  // waiting for the next leader
-  bool leading_ = false;        // a leader is running stages 2–4
+  int leaders_ = 0;  // running stages 2–4: <= point_->batches_in_flight()
 };
 
 }  // namespace kv::store
