@@ -75,7 +75,7 @@ class CommitPipeline {
   void set_commit_point(CommitPoint* point);
   CommitPoint* commit_point() const { return point_; }
 
-  // Tests: callers queued behind the running leader.
+  // Tests: callers queued behind the running leaders.
   size_t queued_for_testing();
 
  private:
