@@ -156,6 +156,47 @@ class CommitPipelineTest : public TrackedPoolTest {
     return out;
   }
 
+  // `threads` threads at once, each with its own Writer, put `puts`
+  // values over `keys` keys of their own (prefix + "t<thread>-<k>"),
+  // through the commit point `point`. Returns how many acknowledged puts
+  // `point` had not made durable by then. Checks that every key exists
+  // and reads the same after a power failure as live.
+  int PutFromThreads(TestCommitPoint* point, const std::string& prefix,
+                     int threads, int puts, int keys) {
+    auto key = [&](int t, int k) {
+      return prefix + "t" + std::to_string(t) + "-" + std::to_string(k);
+    };
+    std::atomic<int> not_durable{0};
+    WithDeadline(60, [&] {
+      std::vector<std::thread> running;
+      for (int t = 0; t < threads; t++) {
+        running.emplace_back([&, t] {
+          Writer w(ks_);
+          for (int i = 0; i < puts; i++) {
+            auto r = w.Put(key(t, i % keys), "v" + std::to_string(i));
+            if (!r.ok()) {
+              ADD_FAILURE() << r.status().ToString();
+              return;
+            }
+            if (!point->MadeDurable(ks_->log_base() +
+                                    r->committed.log_offset)) {
+              not_durable++;
+            }
+          }
+        });
+      }
+      for (auto& t : running) t.join();
+    });
+    for (int t = 0; t < threads; t++) {
+      for (int k = 0; k < keys; k++) {
+        EXPECT_EQ(AfterCrash(key(t, k), Mode::kAllReverted), Live(key(t, k)))
+            << key(t, k);
+        EXPECT_NE(Live(key(t, k)), "") << key(t, k);
+      }
+    }
+    return not_durable.load();
+  }
+
   std::vector<std::string> keys_;
   std::unique_ptr<TestCommitPoint> point_;
 };

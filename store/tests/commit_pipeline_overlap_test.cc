@@ -44,43 +44,10 @@ TEST_F(CommitPipelineTest, AtMostBatchesInFlightCommitPointsRunAtOnce) {
     TestCommitPoint* point = UsePoint(true);
     point->in_flight = in_flight;
     point->delay = std::chrono::microseconds(3000);
-    constexpr int kThreads = 4;
-    constexpr int kPuts = 20;
-    std::atomic<int> not_durable{0};
-    WithDeadline(60, [&] {
-      std::vector<std::thread> threads;
-      for (int t = 0; t < kThreads; t++) {
-        threads.emplace_back([&, t] {
-          Writer w(ks_);
-          for (int i = 0; i < kPuts; i++) {
-            const std::string key = std::to_string(in_flight) + "t" +
-                                    std::to_string(t) + "-" +
-                                    std::to_string(i % 3);
-            auto r = w.Put(key, "v" + std::to_string(i));
-            if (!r.ok()) {
-              ADD_FAILURE() << r.status().ToString();
-              return;
-            }
-            if (!point->MadeDurable(ks_->log_base() +
-                                    r->committed.log_offset)) {
-              not_durable++;
-            }
-          }
-        });
-      }
-      for (auto& t : threads) t.join();
-    });
-    EXPECT_EQ(not_durable.load(), 0);
+    EXPECT_EQ(PutFromThreads(point, std::to_string(in_flight), 4, 20, 3), 0);
     // Four callers each blocked 3 ms per commit point: the limit is
     // reached, and never passed.
     EXPECT_EQ(point->most_at_once(), in_flight);
-    for (int t = 0; t < kThreads; t++) {
-      for (int k = 0; k < 3; k++) {
-        const std::string key = std::to_string(in_flight) + "t" +
-                                std::to_string(t) + "-" + std::to_string(k);
-        EXPECT_EQ(AfterCrash(key, Mode::kAllReverted), Live(key)) << key;
-      }
-    }
   }
 }
 

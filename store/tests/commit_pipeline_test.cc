@@ -441,37 +441,8 @@ TEST_F(CommitPipelineTest, ConcurrentCallersShareCommitPoints) {
   point->delay = std::chrono::microseconds(2000);
   constexpr int kThreads = 4;
   constexpr int kPuts = 25;
-  std::atomic<int> not_durable{0};
-  WithDeadline(60, [&] {
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; t++) {
-      threads.emplace_back([&, t] {
-        Writer w(ks_);
-        for (int i = 0; i < kPuts; i++) {
-          const std::string key =
-              "t" + std::to_string(t) + "-" + std::to_string(i % 4);
-          auto r = w.Put(key, "v" + std::to_string(i));
-          if (!r.ok()) {
-            ADD_FAILURE() << r.status().ToString();
-            return;
-          }
-          if (!point->MadeDurable(ks_->log_base() + r->committed.log_offset)) {
-            not_durable++;
-          }
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-  });
-  EXPECT_EQ(not_durable.load(), 0);
+  EXPECT_EQ(PutFromThreads(point, "", kThreads, kPuts, 4), 0);
   EXPECT_LT(point->calls(), kThreads * kPuts);  // shared
-  for (int t = 0; t < kThreads; t++) {
-    for (int k = 0; k < 4; k++) {
-      const std::string key = "t" + std::to_string(t) + "-" + std::to_string(k);
-      EXPECT_EQ(AfterCrash(key, Mode::kAllReverted), Live(key)) << key;
-      EXPECT_NE(Live(key), "");
-    }
-  }
 }
 
 // A crash at every persist point of a batch gathered from several
