@@ -48,7 +48,7 @@ JOBS=${RPKV_MUTATION_JOBS:-2}
 FAST=${RPKV_MUTATION_FAST:-0}
 # The test binaries that judge a module's mutants.
 declare -A MODULE_TESTS=(
-  [store]="kv_store_test kv_store_crash_test"
+  [store]="kv_store_test kv_store_crash_test kv_store_pipeline_test"
   [client]="kv_client_format_test kv_client_get_path_test kv_client_clock_test kv_client_c_api_test kv_e2e_client_test"
   [server]="kv_server_unit_test kv_server_options_test kv_e2e_server_test"
   # Replication (patches 189-): the peer link, the shard table and the
