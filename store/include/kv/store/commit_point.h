@@ -23,7 +23,8 @@
 // each with its own batch at this commit point (the next batch gathers
 // while they run). 1 unless the overlap was measured to pay: the local
 // persist allows 2 (two msyncs of one file overlap: kvbench_flush_floor
-// measured 2 threads at 1.8x the rate of one, tools/kvbench/README.md).
+// measured 2 threads at 1.08x to 1.8x the rate of one, as the disk's
+// hour allowed; tools/kvbench/README.md).
 //
 // Thread-safety: MakeDurable is called by up to batches_in_flight()
 // pipeline leaders at a time per keyspace, plus ungathered callers
