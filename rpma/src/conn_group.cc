@@ -80,7 +80,7 @@ int GroupInit(rpma_conn_group* g) {
 int NextConnEvent(rpma_conn_group* g, rpma_conn** conn) {
   for (;;) {
     prov::CmEvent ev;
-    int rc = g->cm->GetEvent(&ev);
+    int rc = g->cm->TryGetEvent(&ev);
     if (rc == -ENODATA || rc == -EAGAIN) return RPMA_E_NO_EVENT;
     if (rc != 0) return RPMA_PROVIDER_FAILED(rc, "getting a group's CM event");
     std::lock_guard<std::mutex> lock(g->mu);
@@ -99,7 +99,7 @@ int NextConnEvent(rpma_conn_group* g, rpma_conn** conn) {
 int NextCompletion(rpma_conn_group* g, rpma_conn** conn) {
   for (;;) {
     prov::Cq* fired = nullptr;
-    int rc = g->channel->GetEvent(&fired);
+    int rc = g->channel->TryGetEvent(&fired);
     if (rc == -EAGAIN) return RPMA_E_NO_EVENT;
     if (rc != 0) {
       return RPMA_PROVIDER_FAILED(rc, "getting a group's completion event");

@@ -114,6 +114,10 @@ class CompletionChannel {
   // Waits for the next event; *cq is the CQ that fired. -EAGAIN with
   // O_NONBLOCK and nothing pending.
   virtual int GetEvent(Cq** cq) = 0;
+  // As GetEvent, for a caller that set O_NONBLOCK on fd() itself and owns
+  // the fd (no application sees it: a connection group's channel): never
+  // blocks, and the provider need not read the fd's flags to know that.
+  virtual int TryGetEvent(Cq** cq) { return GetEvent(cq); }
 };
 
 // A completion queue (ibv_cq). Created armed-less; RequestNotify() arms it
@@ -268,6 +272,8 @@ class CmChannel {
   virtual ~CmChannel() = default;
   virtual int fd() const = 0;
   virtual int GetEvent(CmEvent* event) = 0;
+  // As CompletionChannel::TryGetEvent: -ENODATA when none is pending.
+  virtual int TryGetEvent(CmEvent* event) { return GetEvent(event); }
 };
 
 // One side of one connection (rdma_cm_id). Destroying it destroys its QP,

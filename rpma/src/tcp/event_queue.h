@@ -6,7 +6,10 @@
 //   - fd() is readable exactly while at least one event is queued, and
 //     from Close() on: the eventfd counts in semaphore mode, and the
 //     counter equals the number of queued events (both change under one
-//     mutex) until Close() raises it for good.
+//     mutex) until Close() raises it for good. The one exception is
+//     PushUncounted(): its events are not on the counter until Count() (the
+//     thread that is about to take them spares the eventfd's write and
+//     read; it calls Count() before it returns, for those it left).
 //   - Get() hands events out in Push() order (MoveIf() appends to the
 //     destination in source order). It blocks until an event is queued;
 //     if the application set O_NONBLOCK on fd() it returns -EAGAIN
@@ -27,6 +30,7 @@
 #ifndef RPMA_TCP_EVENT_QUEUE_H_
 #define RPMA_TCP_EVENT_QUEUE_H_
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <deque>
@@ -72,19 +76,31 @@ class EventQueue {
     return true;
   }
 
+  // As Push, but the counter is raised only by the next Count(); Get and
+  // TryGet take these first, with no eventfd read.
+  bool PushUncounted(T* ev) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return false;
+    events_.push_back(std::move(*ev));
+    ++uncounted_;
+    return true;
+  }
+
+  // Puts the events PushUncounted queued on the counter.
+  void Count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (uncounted_ == 0) return;
+    if (!closed_) event_fd::Add(fd_, uncounted_);
+    uncounted_ = 0;
+  }
+
   // The oldest event into *out (written only on success); see above.
   int Get(T* out) {
     for (;;) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (closed_) return -EPIPE;
-        if (!events_.empty()) {
-          // Never blocks: the counter is at least events_.size().
-          if (event_fd::Take(fd_, 1) != 0) return -EIO;
-          *out = std::move(events_.front());
-          events_.pop_front();
-          return 0;
-        }
+        if (!events_.empty()) return TakeFront(out);
       }
       // Another Get() may take the event that wakes us: loop.
       if (event_fd::NonBlocking(fd_)) return -EAGAIN;
@@ -98,10 +114,7 @@ class EventQueue {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return -EPIPE;
     if (events_.empty()) return -EAGAIN;
-    if (event_fd::Take(fd_, 1) != 0) return -EIO;
-    *out = std::move(events_.front());
-    events_.pop_front();
-    return 0;
+    return TakeFront(out);
   }
 
   // Removes the events for which pred(const T&) holds; returns them.
@@ -109,8 +122,9 @@ class EventQueue {
   std::deque<T> RemoveIf(Pred pred) {
     std::deque<T> removed;
     std::lock_guard<std::mutex> lock(mu_);
+    const size_t counted = events_.size() - uncounted_;
     Split(pred, &removed);
-    if (!closed_) (void)event_fd::Take(fd_, removed.size());
+    if (!closed_) (void)event_fd::Take(fd_, counted - Recount());
     return removed;
   }
 
@@ -122,8 +136,9 @@ class EventQueue {
     std::scoped_lock lock(mu_, to->mu_);
     if (to->closed_) return;
     std::deque<T> moved;
+    const size_t counted = events_.size() - uncounted_;
     Split(pred, &moved);
-    if (!closed_) (void)event_fd::Take(fd_, moved.size());
+    if (!closed_) (void)event_fd::Take(fd_, counted - Recount());
     event_fd::Add(to->fd_, moved.size());
     for (T& ev : moved) to->events_.push_back(std::move(ev));
   }
@@ -134,6 +149,7 @@ class EventQueue {
     std::deque<T> out;
     if (closed_) return out;
     closed_ = true;
+    uncounted_ = 0;
     out.swap(events_);
     event_fd::Raise(fd_);
     return out;
@@ -141,6 +157,27 @@ class EventQueue {
 
  private:
   explicit EventQueue(int fd) : fd_(fd) {}
+
+  // Moves the oldest event out (under mu_, not closed, not empty); an
+  // uncounted one is taken off the tally first, so no read is needed.
+  int TakeFront(T* out) {
+    if (uncounted_ > 0) {
+      --uncounted_;
+    } else if (event_fd::Take(fd_, 1) != 0) {
+      // Never fails: the counter is events_.size() - uncounted_ > 0.
+      return -EIO;
+    }
+    *out = std::move(events_.front());
+    events_.pop_front();
+    return 0;
+  }
+
+  // After events left (under mu_): the uncounted tally shrinks to what is
+  // queued; returns how many queued events are on the counter now.
+  size_t Recount() {
+    uncounted_ = std::min(uncounted_, events_.size());
+    return events_.size() - uncounted_;
+  }
 
   // Moves the events matching pred into *taken, keeping the others' order.
   template <typename Pred>
@@ -153,6 +190,7 @@ class EventQueue {
   const int fd_;
   std::mutex mu_;
   std::deque<T> events_;
+  size_t uncounted_ = 0;  // queued by PushUncounted, not on the counter yet
   bool closed_ = false;
 };
 

@@ -155,26 +155,36 @@ void ProgressEngine::Rewatch(int fd, uint64_t id, uint32_t events) {
 
 void ProgressEngine::DeferFlush(uint64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (std::find(deferred_.begin(), deferred_.end(), id) != deferred_.end()) {
-    return;
+  for (const Deferred& d : deferred_) {
+    if (d.id == id) return;
   }
-  deferred_.push_back(id);
+  deferred_.push_back({id, NowNs() + kDeferUs * 1000});
+  // An armed timer fires no later than this deadline: it was set for an
+  // earlier deferral's (RunDeferred re-arms for what is left).
   if (timer_armed_) return;
-  itimerspec t{};
-  t.it_value.tv_nsec = kDeferUs * 1000;
-  timerfd_settime(timerfd_, 0, &t, nullptr);
-  timer_armed_ = true;
+  ArmTimer(kDeferUs * 1000);
 }
 
 void ProgressEngine::CancelDeferred(uint64_t id) {
+  // The timer stays armed: disarming costs a syscall per cancel (one per
+  // request/reply on a busy connection), a spurious expiry one wake-up per
+  // kDeferUs at most.
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = std::find(deferred_.begin(), deferred_.end(), id);
-  if (it == deferred_.end()) return;
-  deferred_.erase(it);
-  if (!deferred_.empty() || !timer_armed_) return;
-  itimerspec off{};  // disarmed: the thread is not woken for nothing
-  timerfd_settime(timerfd_, 0, &off, nullptr);
-  timer_armed_ = false;
+  for (auto it = deferred_.begin(); it != deferred_.end(); ++it) {
+    if (it->id == id) {
+      deferred_.erase(it);
+      return;
+    }
+  }
+}
+
+void ProgressEngine::ArmTimer(int64_t in_ns) {
+  itimerspec t{};
+  in_ns = std::max<int64_t>(in_ns, 1);  // 0 would disarm
+  t.it_value.tv_sec = in_ns / 1000000000;
+  t.it_value.tv_nsec = in_ns % 1000000000;
+  timerfd_settime(timerfd_, 0, &t, nullptr);
+  timer_armed_ = true;
 }
 
 void ProgressEngine::Collect(const std::vector<uint64_t>& ids,
@@ -210,12 +220,27 @@ void ProgressEngine::RunChecks() {
 void ProgressEngine::RunDeferred() {
   uint64_t v;
   (void)!read(timerfd_, &v, sizeof(v));
+  std::vector<uint64_t> due;
   std::vector<std::shared_ptr<Handler>> hs;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Collect(deferred_, &hs);
-    deferred_.clear();
+    // Due within kDeferSlackUs counts as due: no second wake-up for it.
+    const int64_t now = NowNs();
+    const int64_t horizon = now + kDeferSlackUs * 1000;
+    int64_t next = INT64_MAX;
+    size_t kept = 0;
+    for (const Deferred& d : deferred_) {
+      if (d.deadline_ns <= horizon) {
+        due.push_back(d.id);
+      } else {
+        next = std::min(next, d.deadline_ns);
+        deferred_[kept++] = d;
+      }
+    }
+    deferred_.resize(kept);
     timer_armed_ = false;
+    if (kept > 0) ArmTimer(next - now);
+    Collect(due, &hs);
   }
   for (auto& h : hs) h->OnDeferred();
 }

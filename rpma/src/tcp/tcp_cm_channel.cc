@@ -18,6 +18,11 @@ int CmQueue::Get(CmEvent* ev) {
   return rc == -EAGAIN ? -ENODATA : rc;
 }
 
+int CmQueue::TryGet(CmEvent* ev) {
+  int rc = events_->TryGet(ev);
+  return rc == -EAGAIN ? -ENODATA : rc;
+}
+
 void CmQueue::DropFor(CmId* id) {
   // Destroyed here, after the queue's lock is released.
   std::deque<CmEvent> dropped =

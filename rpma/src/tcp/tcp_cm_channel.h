@@ -27,6 +27,8 @@ class CmQueue {
   // CmChannel::GetEvent: -ENODATA (not -EAGAIN) when the fd is
   // non-blocking and nothing is pending, as rdma_get_cm_event.
   int Get(CmEvent* ev);
+  // As Get, never blocking, whatever the fd's flags (-ENODATA).
+  int TryGet(CmEvent* ev);
   // Drops the queued events of `id`.
   void DropFor(CmId* id);
   // Moves the queued events of `id` to `to` (rdma_migrate_id).
@@ -46,6 +48,7 @@ class TcpCmChannel : public CmChannel {
   ~TcpCmChannel() override;
   int fd() const override { return queue_->fd(); }
   int GetEvent(CmEvent* event) override { return queue_->Get(event); }
+  int TryGetEvent(CmEvent* event) override { return queue_->TryGet(event); }
   const std::shared_ptr<CmQueue>& queue() const { return queue_; }
 
  private:

@@ -19,14 +19,36 @@ int TcpCompletionChannel::Create(std::unique_ptr<CompletionChannel>* out) {
   return 0;
 }
 
+namespace {
+// The channel this thread is about to take events of (Consuming).
+thread_local TcpCompletionChannel* consuming = nullptr;
+}  // namespace
+
+TcpCompletionChannel::Consuming::Consuming(TcpCompletionChannel* ch)
+    : outer_(consuming) {
+  consuming = ch;
+}
+
+TcpCompletionChannel::Consuming::~Consuming() { consuming = outer_; }
+
+int TcpCompletionChannel::TakeAfterProgress(Cq** cq) {
+  // The waiter reads its connections' sockets itself: the bytes that
+  // woke it complete here, with no hand-off to the engine thread, and the
+  // events it fires for itself never touch the eventfd.
+  {
+    Consuming self(this);
+    group_->Progress();
+  }
+  TcpCq* fired = nullptr;
+  int rc = events_->TryGet(&fired);
+  events_->Count();  // what it fired and leaves: other waiters see them
+  if (rc == 0) *cq = fired;
+  return rc;
+}
+
 int TcpCompletionChannel::GetEvent(Cq** cq) {
   for (;;) {
-    // The waiter reads its connections' sockets itself: the bytes that
-    // woke it complete here, with no hand-off to the engine thread.
-    group_->Progress();
-    TcpCq* fired = nullptr;
-    int rc = events_->TryGet(&fired);
-    if (rc == 0) *cq = fired;
+    int rc = TakeAfterProgress(cq);
     if (rc != -EAGAIN) return rc;
     if (event_fd::NonBlocking(group_->fd())) return -EAGAIN;
     rc = event_fd::WaitReadable(group_->fd());
@@ -34,7 +56,15 @@ int TcpCompletionChannel::GetEvent(Cq** cq) {
   }
 }
 
-void TcpCompletionChannel::Notify(TcpCq* cq) { (void)events_->Push(&cq); }
+int TcpCompletionChannel::TryGetEvent(Cq** cq) { return TakeAfterProgress(cq); }
+
+void TcpCompletionChannel::Notify(TcpCq* cq) {
+  if (consuming == this) {
+    (void)events_->PushUncounted(&cq);
+  } else {
+    (void)events_->Push(&cq);
+  }
+}
 
 void TcpCompletionChannel::Drop(TcpCq* cq) {
   (void)events_->RemoveIf([cq](TcpCq* ev) { return ev == cq; });

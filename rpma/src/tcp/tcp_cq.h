@@ -8,7 +8,10 @@
 // ProgressGroup's epoll fd: readable while an event is pending or one of
 // its connections' sockets is ready; GetEvent() and Poll() first run that
 // socket progress on the calling thread. An O_NONBLOCK fd makes GetEvent
-// fail with -EAGAIN when the progress produced no event.
+// fail with -EAGAIN when the progress produced no event; TryGetEvent (a
+// connection group's: the fd is its own) does so without reading the fd's
+// flags. The events a GetEvent's own progress fires never touch the
+// eventfd unless it leaves them queued (Consuming).
 #ifndef RPMA_TCP_TCP_CQ_H_
 #define RPMA_TCP_TCP_CQ_H_
 
@@ -30,14 +33,33 @@ class TcpCompletionChannel : public CompletionChannel {
   static int Create(std::unique_ptr<CompletionChannel>* out);
   int fd() const override { return group_->fd(); }
   int GetEvent(Cq** cq) override;
+  int TryGetEvent(Cq** cq) override;  // a group's: the fd is its own
   // The sockets this channel's waiters progress.
   const std::shared_ptr<ProgressGroup>& group() const { return group_; }
 
   void Notify(TcpCq* cq);  // queue one event for cq
   void Drop(TcpCq* cq);    // forget cq's pending events (cq destroyed)
 
+  // While alive, this thread is about to take the channel's events itself
+  // (GetEvent's own socket progress): what it fires for the channel is
+  // queued uncounted (EventQueue::PushUncounted), sparing the eventfd's
+  // write and read; GetEvent counts what it leaves before returning.
+  class Consuming {
+   public:
+    explicit Consuming(TcpCompletionChannel* ch);
+    ~Consuming();
+    Consuming(const Consuming&) = delete;
+    Consuming& operator=(const Consuming&) = delete;
+
+   private:
+    TcpCompletionChannel* const outer_;
+  };
+
  private:
   TcpCompletionChannel() = default;
+  // One progress of the sockets on this thread, then the oldest event;
+  // -EAGAIN when there is none.
+  int TakeAfterProgress(Cq** cq);
   std::unique_ptr<EventQueue<TcpCq*>> events_;
   std::shared_ptr<ProgressGroup> group_;
 };

@@ -1,7 +1,8 @@
 // EventQueue (rpma/src/tcp/event_queue.h): the contract both tcp channels
 // rely on — fd readable exactly while an event is pending, FIFO order,
 // non-blocking Get, Close waking a blocked waiter, RemoveIf/MoveIf keeping
-// the counter in step.
+// the counter in step, and uncounted events (PushUncounted) on the counter
+// only from Count() on.
 #include "tcp/event_queue.h"
 
 #include <fcntl.h>
@@ -198,6 +199,82 @@ TEST_F(EventQueueTest, MoveOnlyEventsAreMovedNotCopied) {
   std::unique_ptr<std::string> out;
   ASSERT_EQ(q->Get(&out), 0);
   EXPECT_EQ(*out, "x");
+}
+
+// The eventfd's counter, read without taking from it (semaphore mode: a
+// read takes one), by draining it non-blockingly and writing it back.
+uint64_t Counter(int fd) {
+  SetNonBlocking(fd);
+  uint64_t n = 0, v = 0;
+  while (read(fd, &v, sizeof(v)) == sizeof(v)) n++;
+  if (n > 0) EXPECT_EQ(write(fd, &n, sizeof(n)), 8);
+  return n;
+}
+
+TEST_F(EventQueueTest, UncountedEventsReachTheCounterOnlyWithCount) {
+  int a = 1, b = 2;
+  ASSERT_TRUE(q_->PushUncounted(&a));
+  ASSERT_TRUE(q_->PushUncounted(&b));
+  EXPECT_FALSE(Readable(q_->fd()));  // queued, not on the counter yet
+  q_->Count();
+  EXPECT_EQ(Counter(q_->fd()), 2u);
+  q_->Count();  // nothing more to count
+  EXPECT_EQ(Counter(q_->fd()), 2u);
+  int v = -1;
+  ASSERT_EQ(q_->TryGet(&v), 0);
+  EXPECT_EQ(v, 1);
+  ASSERT_EQ(q_->TryGet(&v), 0);
+  EXPECT_EQ(v, 2);
+  EXPECT_FALSE(Readable(q_->fd()));
+}
+
+TEST_F(EventQueueTest, TakingAnUncountedEventLeavesTheCounterAlone) {
+  ASSERT_TRUE(Push(1));  // counted
+  int two = 2;
+  ASSERT_TRUE(q_->PushUncounted(&two));
+  // FIFO holds across both kinds; whichever is taken, the counter stays
+  // the number of counted events queued (the uncounted tally goes first).
+  int v = -1;
+  ASSERT_EQ(q_->TryGet(&v), 0);
+  EXPECT_EQ(v, 1);
+  EXPECT_EQ(Counter(q_->fd()), 1u);
+  q_->Count();  // nothing uncounted is left
+  EXPECT_EQ(Counter(q_->fd()), 1u);
+  ASSERT_EQ(q_->Get(&v), 0);
+  EXPECT_EQ(v, 2);
+  EXPECT_EQ(Counter(q_->fd()), 0u);
+  int w = -1;
+  EXPECT_EQ(q_->TryGet(&w), -EAGAIN);
+}
+
+TEST_F(EventQueueTest, RemoveIfAndMoveIfKeepTheCounterInStepWithUncounted) {
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Push(i));  // counted: 0 1 2
+  for (int i = 3; i < 6; ++i) ASSERT_TRUE(q_->PushUncounted(&i));
+  // Six queued, three on the counter. Removing four leaves two, of which
+  // at most the three uncounted may be off the counter: 0 counted.
+  std::deque<int> gone = q_->RemoveIf([](int v) { return v < 4; });
+  EXPECT_EQ(gone.size(), 4u);
+  EXPECT_EQ(Counter(q_->fd()), 0u);
+  q_->Count();
+  EXPECT_EQ(Counter(q_->fd()), 2u);  // 4 and 5, now both counted
+  std::unique_ptr<Queue> to;
+  ASSERT_EQ(Queue::Create(&to), 0);
+  int six = 6;
+  ASSERT_TRUE(q_->PushUncounted(&six));
+  q_->MoveIf([](int v) { return v == 4; }, to.get());
+  EXPECT_EQ(Counter(to->fd()), 1u);
+  EXPECT_EQ(Counter(q_->fd()), 1u);  // 5 counted, 6 not yet
+  q_->Count();
+  EXPECT_EQ(Counter(q_->fd()), 2u);
+}
+
+TEST_F(EventQueueTest, CloseForgetsTheUncountedTally) {
+  int v = 1;
+  ASSERT_TRUE(q_->PushUncounted(&v));
+  EXPECT_EQ(q_->Close().size(), 1u);
+  q_->Count();  // nothing: the fd is raised for good, not counted up
+  EXPECT_TRUE(Readable(q_->fd()));
+  EXPECT_FALSE(q_->PushUncounted(&v));
 }
 
 }  // namespace

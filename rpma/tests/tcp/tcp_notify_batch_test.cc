@@ -1,5 +1,7 @@
 // NotifyBatch (tcp_cq.h): completions pushed while a batch is open wake
-// the application once, when the batch ends; without one, at once.
+// the application once, when the batch ends; without one, at once. And
+// TcpCompletionChannel's own taking: TryGetEvent never blocks, and what a
+// taker fires for itself (Consuming) is counted on the fd only if left.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -80,6 +82,56 @@ TEST_F(NotifyBatchTest, AnUnarmedCqFiresNothingAfterTheBatch) {
   ASSERT_EQ(cq_->RequestNotify(), 0);
   cq_->Push(Wc(2));
   EXPECT_EQ(Events(), 1);
+}
+
+TEST_F(NotifyBatchTest, TryGetEventNeverBlocksOnABlockingFd) {
+  std::unique_ptr<CompletionChannel> ch;
+  ASSERT_EQ(TcpCompletionChannel::Create(&ch), 0);
+  int fl = fcntl(ch->fd(), F_GETFL);
+  ASSERT_EQ(fl & O_NONBLOCK, 0);  // blocking: GetEvent would wait here
+  Cq* got = nullptr;
+  EXPECT_EQ(ch->TryGetEvent(&got), -EAGAIN);
+  EXPECT_EQ(got, nullptr);
+}
+
+TEST_F(NotifyBatchTest, WhatATakerFiresForItselfAndLeavesWakesTheOthers) {
+  auto second = std::make_unique<TcpCq>(16, channel_.get());
+  ASSERT_EQ(cq_->RequestNotify(), 0);
+  ASSERT_EQ(second->RequestNotify(), 0);
+  {
+    // As GetEvent's own socket progress: both CQs fire for this channel.
+    TcpCompletionChannel::Consuming self(channel_.get());
+    cq_->Push(Wc(1));
+    second->Push(Wc(2));
+    EXPECT_FALSE(Readable(channel_->fd()));  // not on the eventfd
+  }
+  Cq* got = nullptr;
+  ASSERT_EQ(channel_->TryGetEvent(&got), 0);
+  EXPECT_EQ(got, cq_.get());
+  // The one it left is on the fd: another waiter would wake for it.
+  EXPECT_TRUE(Readable(channel_->fd()));
+  ASSERT_EQ(channel_->TryGetEvent(&got), 0);
+  EXPECT_EQ(got, second.get());
+  EXPECT_FALSE(Readable(channel_->fd()));
+  EXPECT_EQ(channel_->TryGetEvent(&got), -EAGAIN);
+  second.reset();
+}
+
+TEST_F(NotifyBatchTest, AnotherChannelsEventsStayCountedWhileConsuming) {
+  std::unique_ptr<CompletionChannel> other_ch;
+  ASSERT_EQ(TcpCompletionChannel::Create(&other_ch), 0);
+  auto* other = static_cast<TcpCompletionChannel*>(other_ch.get());
+  auto ocq = std::make_unique<TcpCq>(16, other);
+  ASSERT_EQ(ocq->RequestNotify(), 0);
+  {
+    TcpCompletionChannel::Consuming self(channel_.get());
+    ocq->Push(Wc(1));
+  }
+  EXPECT_TRUE(Readable(other->fd()));  // counted at once: not its taker
+  Cq* got = nullptr;
+  ASSERT_EQ(other->TryGetEvent(&got), 0);
+  EXPECT_EQ(got, ocq.get());
+  ocq.reset();
 }
 
 }  // namespace
