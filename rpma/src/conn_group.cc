@@ -27,13 +27,27 @@ rpma_conn_group::~rpma_conn_group() {
 namespace rpma {
 
 GroupMembership::~GroupMembership() {
-  if (conn_ != nullptr) {
+  {
     std::lock_guard<std::mutex> lock(group_->mu);
-    if (conn_->cq != nullptr) group_->by_cq.erase(conn_->cq->cq.get());
-    if (conn_->rcq != nullptr) group_->by_cq.erase(conn_->rcq->cq.get());
-    group_->by_id.erase(conn_->id.get());
+    for (const prov::Cq* cq : bound_) {
+      if (cq != nullptr) group_->cqs.erase(cq);
+    }
+    if (conn_ != nullptr) {
+      if (conn_->cq != nullptr) group_->by_cq.erase(conn_->cq->cq.get());
+      if (conn_->rcq != nullptr) group_->by_cq.erase(conn_->rcq->cq.get());
+      group_->by_id.erase(conn_->id.get());
+    }
   }
   group_->members.fetch_sub(1);
+}
+
+void GroupMembership::Bind(const prov::Cq* cq, const prov::Cq* rcq) {
+  std::lock_guard<std::mutex> lock(group_->mu);
+  bound_[0] = cq;
+  bound_[1] = rcq;
+  for (const prov::Cq* c : bound_) {
+    if (c != nullptr) group_->cqs.insert(c);
+  }
 }
 
 void GroupMembership::Enter(rpma_conn* conn) {
@@ -104,12 +118,17 @@ int NextCompletion(rpma_conn_group* g, rpma_conn** conn) {
     if (rc != 0) {
       return RPMA_PROVIDER_FAILED(rc, "getting a group's completion event");
     }
-    fired->AckEvents(1);
+    // Its owner may be deleting it on another thread (a request refused
+    // while a worker drives the group): acknowledged without touching it
+    // (verbs' destroy waits for that), re-armed only while listed, under
+    // the lock its owner's membership takes before the CQ goes.
+    g->channel->Ack(fired, 1);
+    std::lock_guard<std::mutex> lock(g->mu);
+    if (g->cqs.count(fired) == 0) continue;  // deleted
     rc = fired->RequestNotify();
     if (rc != 0) return RPMA_PROVIDER_FAILED(rc, "re-arming a CQ");
-    std::lock_guard<std::mutex> lock(g->mu);
     auto it = g->by_cq.find(fired);
-    if (it == g->by_cq.end()) continue;  // not connected yet, or deleted
+    if (it == g->by_cq.end()) continue;  // not connected yet
     *conn = it->second;
     return 0;
   }
@@ -219,6 +238,8 @@ RPMA_EXPORT int rpma_conn_req_set_group(struct rpma_conn_req* req,
   req->qp_init = init;
   req->cq = std::move(cq);
   req->rcq = std::move(rcq);
+  member->Bind(req->cq->cq.get(),
+               req->rcq != nullptr ? req->rcq->cq.get() : nullptr);
   req->group = std::move(member);
   return 0;
 }

@@ -118,6 +118,11 @@ class CompletionChannel {
   // the fd (no application sees it: a connection group's channel): never
   // blocks, and the provider need not read the fd's flags to know that.
   virtual int TryGetEvent(Cq** cq) { return GetEvent(cq); }
+  // Acknowledges n events of cq got here, as cq->AckEvents(n), for a
+  // caller that may race with cq's destruction: verbs' destroy waits for
+  // the acknowledgement (cq is alive until then); tcp's acknowledgement
+  // is nothing, and it does not touch cq.
+  virtual void Ack(Cq* cq, unsigned n);
 };
 
 // A completion queue (ibv_cq). Created armed-less; RequestNotify() arms it
@@ -135,6 +140,8 @@ class Cq {
   virtual void AckEvents(unsigned n) = 0;
   virtual CompletionChannel* channel() const = 0;
 };
+
+inline void CompletionChannel::Ack(Cq* cq, unsigned n) { cq->AckEvents(n); }
 
 // ---------------------------------------------------------------------------
 // Work requests

@@ -33,7 +33,8 @@ class TcpCompletionChannel : public CompletionChannel {
   static int Create(std::unique_ptr<CompletionChannel>* out);
   int fd() const override { return group_->fd(); }
   int GetEvent(Cq** cq) override;
-  int TryGetEvent(Cq** cq) override;  // a group's: the fd is its own
+  int TryGetEvent(Cq** cq) override;   // a group's: the fd is its own
+  void Ack(Cq*, unsigned) override {}  // TcpCq::AckEvents does nothing
   // The sockets this channel's waiters progress.
   const std::shared_ptr<ProgressGroup>& group() const { return group_; }
 

@@ -359,6 +359,49 @@ TEST_F(GroupTest, ADeletedMemberIsNeverReported) {
   while (Next(&who, &what, 100) == 0) EXPECT_EQ(who, s2);
 }
 
+// A request that joined the group and is deleted on this thread while
+// another thread drives the group (kvserver: a refused connection on the
+// main thread, the workers in rpma_conn_group_next): deleting it flushes
+// its posted receives into its CQ, which fires the group's channel; the
+// driving thread may take that event just before the CQ is freed, and
+// must not touch the CQ then (ASan / TSan report it otherwise).
+TEST_F(GroupTest, ARequestDeletedWhileAnotherThreadDrivesTheGroup) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> reports{0};
+  int fd = -1;
+  ASSERT_EQ(rpma_conn_group_get_fd(group_, &fd), 0);
+  std::thread driver([&] {
+    while (!stop.load()) {
+      struct rpma_conn* who = nullptr;
+      int what = 0;
+      if (rpma_conn_group_next(group_, &who, &what) == 0) {
+        reports++;
+      } else {
+        (void)Readable(fd, 1);
+      }
+    }
+  });
+  for (int i = 0; i < 40 && !HasFailure(); i++) {
+    struct rpma_conn_req* creq = nullptr;
+    ASSERT_EQ(rpma_conn_req_new(cli_, kAddr, port_.c_str(), nullptr, &creq), 0);
+    struct rpma_conn* client = nullptr;
+    ASSERT_EQ(rpma_conn_req_connect(&creq, nullptr, &client), 0);
+    struct rpma_conn_req* req = NextReq();
+    ASSERT_NE(req, nullptr);
+    ASSERT_EQ(rpma_conn_req_set_group(req, group_), 0);
+    for (int r = 0; r < 4; r++) {
+      ASSERT_EQ(rpma_conn_req_recv(req, rmr_, 0, 64, nullptr), 0);
+    }
+    ASSERT_EQ(rpma_conn_req_delete(&req), 0);
+    (void)rpma_conn_disconnect(client);
+    ASSERT_EQ(rpma_conn_delete(&client), 0);
+  }
+  stop = true;
+  driver.join();
+  // No member was ever connected: nothing may be reported as one.
+  EXPECT_EQ(reports.load(), 0);
+}
+
 TEST_F(GroupTest, AnOutgoingRequestCanJoinAGroup) {
   struct rpma_conn *s = nullptr, *c = nullptr;
   Member(1, &s, &c, true);
