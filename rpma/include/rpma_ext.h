@@ -149,9 +149,13 @@ int rpma_mr_advance(struct rpma_mr_local *mr, size_t offset);
  * THREAD SAFETY
  * rpma_conn_group_next() must not run concurrently with itself on one
  * group, nor with rpma_conn_delete() of one of the group's members (call
- * both from the thread that drives the group). Everything else on the
- * members (posting, rpma_cq_get_wc, rpma_conn_next_event) may run on any
- * thread, as for any connection.
+ * both from the thread that drives the group). A request that joined
+ * the group (rpma_conn_req_set_group) but is not connected yet may be
+ * deleted on any thread while another drives the group: the completions
+ * its deletion flushes are never reported, and its CQs are not touched
+ * once it is gone. Everything else on the members (posting,
+ * rpma_cq_get_wc, rpma_conn_next_event) may run on any thread, as for any
+ * connection.
  */
 struct rpma_conn_group;
 
