@@ -30,13 +30,9 @@ GroupMembership::~GroupMembership() {
   {
     std::lock_guard<std::mutex> lock(group_->mu);
     for (const prov::Cq* cq : bound_) {
-      if (cq != nullptr) group_->cqs.erase(cq);
+      if (cq != nullptr) group_->by_cq.erase(cq);
     }
-    if (conn_ != nullptr) {
-      if (conn_->cq != nullptr) group_->by_cq.erase(conn_->cq->cq.get());
-      if (conn_->rcq != nullptr) group_->by_cq.erase(conn_->rcq->cq.get());
-      group_->by_id.erase(conn_->id.get());
-    }
+    if (conn_ != nullptr) group_->by_id.erase(conn_->id.get());
   }
   group_->members.fetch_sub(1);
 }
@@ -46,15 +42,16 @@ void GroupMembership::Bind(const prov::Cq* cq, const prov::Cq* rcq) {
   bound_[0] = cq;
   bound_[1] = rcq;
   for (const prov::Cq* c : bound_) {
-    if (c != nullptr) group_->cqs.insert(c);
+    if (c != nullptr) group_->by_cq[c] = nullptr;
   }
 }
 
 void GroupMembership::Enter(rpma_conn* conn) {
   std::lock_guard<std::mutex> lock(group_->mu);
   conn_ = conn;
-  if (conn->cq != nullptr) group_->by_cq[conn->cq->cq.get()] = conn;
-  if (conn->rcq != nullptr) group_->by_cq[conn->rcq->cq.get()] = conn;
+  for (const prov::Cq* c : bound_) {
+    if (c != nullptr) group_->by_cq[c] = conn;
+  }
   group_->by_id[conn->id.get()] = conn;
 }
 
@@ -124,11 +121,11 @@ int NextCompletion(rpma_conn_group* g, rpma_conn** conn) {
     // the lock its owner's membership takes before the CQ goes.
     g->channel->Ack(fired, 1);
     std::lock_guard<std::mutex> lock(g->mu);
-    if (g->cqs.count(fired) == 0) continue;  // deleted
+    auto it = g->by_cq.find(fired);
+    if (it == g->by_cq.end()) continue;  // deleted
     rc = fired->RequestNotify();
     if (rc != 0) return RPMA_PROVIDER_FAILED(rc, "re-arming a CQ");
-    auto it = g->by_cq.find(fired);
-    if (it == g->by_cq.end()) continue;  // not connected yet
+    if (it->second == nullptr) continue;  // not connected yet
     *conn = it->second;
     return 0;
   }

@@ -13,7 +13,6 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "peer.h"
 #include "provider/provider.h"
@@ -28,12 +27,12 @@ struct rpma_conn_group {
   std::unique_ptr<rpma::prov::CmChannel> cm;               // non-blocking
   int epfd = -1;  // nests channel->fd() and cm->fd()
   std::atomic<int> members{0};
-  std::mutex mu;  // guards the maps and the set
-  // Every CQ on `channel` whose owner (request, then connection) lives:
-  // added when a request joins, removed (under mu) before the CQ is
-  // destroyed. A fired CQ taken from the channel is touched only if it is
-  // here, under mu: its owner may be deleting it on another thread.
-  std::unordered_set<const rpma::prov::Cq*> cqs;
+  std::mutex mu;  // guards the maps
+  // Every CQ on `channel` whose owner lives, to its connection (null while
+  // the owner is a request): added when a request joins, erased (under mu)
+  // before the CQ is destroyed. A fired CQ taken from the channel is
+  // touched only if it is here, under mu: its owner may be deleting it on
+  // another thread.
   std::unordered_map<const rpma::prov::Cq*, rpma_conn*> by_cq;
   std::unordered_map<const rpma::prov::CmId*, rpma_conn*> by_id;
 };
@@ -53,10 +52,11 @@ class GroupMembership {
   GroupMembership(const GroupMembership&) = delete;
   GroupMembership& operator=(const GroupMembership&) = delete;
   rpma_conn_group* group() const { return group_; }
-  // Lists the owner's CQs (rcq may be null) in the group's set until
-  // destroyed (rpma_conn_req_set_group, once they are on its channel).
+  // Lists the owner's CQs (rcq may be null) in by_cq, with no connection
+  // yet, until destroyed (rpma_conn_req_set_group, once they are on its
+  // channel).
   void Bind(const prov::Cq* cq, const prov::Cq* rcq);
-  // Maps conn's CQs and id to conn (rpma_conn_req_connect).
+  // Maps the bound CQs and conn's id to conn (rpma_conn_req_connect).
   void Enter(rpma_conn* conn);
 
  private:

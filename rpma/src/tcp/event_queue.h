@@ -122,9 +122,7 @@ class EventQueue {
   std::deque<T> RemoveIf(Pred pred) {
     std::deque<T> removed;
     std::lock_guard<std::mutex> lock(mu_);
-    const size_t counted = events_.size() - uncounted_;
     Split(pred, &removed);
-    if (!closed_) (void)event_fd::Take(fd_, counted - Recount());
     return removed;
   }
 
@@ -136,9 +134,7 @@ class EventQueue {
     std::scoped_lock lock(mu_, to->mu_);
     if (to->closed_) return;
     std::deque<T> moved;
-    const size_t counted = events_.size() - uncounted_;
     Split(pred, &moved);
-    if (!closed_) (void)event_fd::Take(fd_, counted - Recount());
     event_fd::Add(to->fd_, moved.size());
     for (T& ev : moved) to->events_.push_back(std::move(ev));
   }
@@ -172,19 +168,18 @@ class EventQueue {
     return 0;
   }
 
-  // After events left (under mu_): the uncounted tally shrinks to what is
-  // queued; returns how many queued events are on the counter now.
-  size_t Recount() {
-    uncounted_ = std::min(uncounted_, events_.size());
-    return events_.size() - uncounted_;
-  }
-
-  // Moves the events matching pred into *taken, keeping the others' order.
+  // Moves the events matching pred into *taken, keeping the others' order,
+  // and keeps the counter in step: the uncounted tally goes first (it never
+  // exceeds what is queued), the rest comes off the eventfd.
   template <typename Pred>
   void Split(Pred& pred, std::deque<T>* taken) {
+    const size_t counted = events_.size() - uncounted_;
     std::deque<T> keep;
     for (T& ev : events_) (pred(ev) ? *taken : keep).push_back(std::move(ev));
     events_.swap(keep);
+    uncounted_ = std::min(uncounted_, events_.size());
+    if (!closed_)
+      (void)event_fd::Take(fd_, counted - (events_.size() - uncounted_));
   }
 
   const int fd_;
