@@ -161,20 +161,23 @@ class ClusterTest : public ::testing::Test {
   // (off unless a test is about it, so that the maps tests write stay
   // as written).
   // `etcd`: the address the node reaches etcd at (a proxy the test can
-  // cut); empty: etcd's own.
+  // cut); empty: etcd's own. `extra`: more flags (e.g. --listen and
+  // --advertise, to put a proxy in front of the node).
   void StartNode(uint32_t id, int lease_ttl_s = 2, bool rebalance = false,
-                 const std::string& etcd = "") {
-    ASSERT_TRUE(
-        nodes_[id - 1]
-            .Start(
-                {"--pool=" + (dir_ / ("n" + std::to_string(id))).string(),
-                 "--pool_size=128M", "--segment_size=1M",
-                 "--cluster=" + (etcd.empty() ? etcd_.url() : etcd),
-                 "--node_id=" + std::to_string(id), "--cluster_name=t",
-                 "--lease_ttl_s=" + std::to_string(lease_ttl_s),
-                 "--peer_key_file=" + peer_key_,
-                 std::string("--rebalance=") + (rebalance ? "true" : "false")})
-            .ok())
+                 const std::string& etcd = "",
+                 const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> flags = {
+        "--pool=" + (dir_ / ("n" + std::to_string(id))).string(),
+        "--pool_size=128M",
+        "--segment_size=1M",
+        "--cluster=" + (etcd.empty() ? etcd_.url() : etcd),
+        "--node_id=" + std::to_string(id),
+        "--cluster_name=t",
+        "--lease_ttl_s=" + std::to_string(lease_ttl_s),
+        "--peer_key_file=" + peer_key_,
+        std::string("--rebalance=") + (rebalance ? "true" : "false")};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    ASSERT_TRUE(nodes_[id - 1].Start(flags).ok())
         << nodes_[id - 1].StderrText();
   }
   void PutMap(const std::string& json) {

@@ -47,11 +47,14 @@ std::string ReplicatedMap(const std::vector<std::vector<uint32_t>>& sets) {
   return json + "]}]}";
 }
 
-// A TCP proxy to etcd for one node that the test can cut: from Cut() on,
-// no byte passes either way and new connections are accepted and left
-// silent — the node is partitioned from etcd (its packets dropped) while
-// it still reaches clients and the other nodes.
-class EtcdProxy {
+// A TCP proxy to one port on 127.0.0.1 that the test can cut: from Cut()
+// on, no byte passes either way and new connections are accepted and left
+// silent, as if the packets were dropped. In front of etcd for one node
+// (--cluster at the proxy): that node is partitioned from etcd while it
+// still reaches clients and the other nodes. In front of a node's own
+// port (--advertise at the proxy): everyone is partitioned from it while
+// it still reaches etcd.
+class TcpProxy {
  public:
   bool Start(int target_port) {
     target_ = target_port;
@@ -69,7 +72,7 @@ class EtcdProxy {
     thread_ = std::thread([this] { Run(); });
     return true;
   }
-  ~EtcdProxy() {
+  ~TcpProxy() {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
     for (auto& [a, b] : pairs_) {
@@ -153,6 +156,11 @@ class ClusterReplicationTest : public ClusterTest {
   // Nodes 1..n up, every shard on `sets`, served and backed up.
   void StartReplicated(int n, const std::vector<std::vector<uint32_t>>& sets) {
     StartNodes(n);
+    WaitReplicated(sets);
+  }
+  // The map puts every shard on `sets`; waits until they are served and
+  // backed up.
+  void WaitReplicated(const std::vector<std::vector<uint32_t>>& sets) {
     PutMap(ReplicatedMap(sets));
     for (uint32_t i = 0; i < 4; i++) {
       const std::string shard = "users.s" + std::to_string(i);
@@ -367,7 +375,7 @@ TEST_F(ClusterReplicationTest, AStoppedPrimaryIsReplacedAndNeverAcknowledges) {
 // the old primary's answer is dropped and the read goes again.
 TEST_F(ClusterReplicationTest, AReadServedByADeposedPrimaryIsNotKept) {
   StartReplicated(2, {{1, 2}, {1, 2}, {1, 2}, {1, 2}});
-  EtcdProxy proxy;
+  TcpProxy proxy;
   ASSERT_TRUE(proxy.Start(std::stoi(etcd_.endpoint().port)));
   auto through_proxy = [&] {
     ClientOptions o = ClusterOptions();
@@ -424,7 +432,7 @@ TEST_F(ClusterReplicationTest, AReadServedByADeposedPrimaryIsNotKept) {
 // its lease deadline and fences itself; its backup is promoted after the
 // lease expired; the history across it is linearizable.
 TEST_F(ClusterReplicationTest, APrimaryCutOffFromEtcdStopsAcknowledging) {
-  EtcdProxy proxy;
+  TcpProxy proxy;
   ASSERT_TRUE(proxy.Start(std::stoi(etcd_.endpoint().port)));
   StartNode(1, 2, false, "etcd://127.0.0.1:" + std::to_string(proxy.port()));
   StartNode(2);
@@ -472,6 +480,44 @@ TEST_F(ClusterReplicationTest, ABackupsDeathPausesWritesAndLosesNothing) {
   EXPECT_GT(ops_.load(), at_drop) << "no op completed after the drop";
   nodes_[0].Kill9();  // node 1: primary of shards 0 and 1
   ASSERT_TRUE(WaitForSets({{3}, {3}, {3}, {3}}, seconds(20)));
+  ExpectLinearizableAfter(seconds(1));
+}
+
+// A backup that everyone but etcd is partitioned from (its port behind a
+// proxy the test cuts: the bytes stop, the connections stay open). Its
+// lease lives, so nothing fails over; the primaries' forwards get no
+// answer within the link timeout, they report it, the controller drops
+// it, and the writes waiting for it complete — paused, never failed.
+TEST_F(ClusterReplicationTest, ASilentBackupIsDroppedAndWritesGoOn) {
+  const int port = PickFreePort();
+  TcpProxy proxy;
+  ASSERT_TRUE(proxy.Start(port));
+  StartNode(1);
+  StartNode(2, 2, false, "",
+            {"--listen=127.0.0.1:" + std::to_string(port),
+             "--advertise=127.0.0.1:" + std::to_string(proxy.port())});
+  StartNode(3);
+  WaitReplicated({{1, 2, 3}, {1, 3, 2}, {3, 1, 2}, {3, 2, 1}});
+  StartLoad();
+  std::this_thread::sleep_for(seconds(1));
+  proxy.Cut();
+  const auto cut = Clock::now();
+  ASSERT_TRUE(WaitForSets({{1, 3}, {1, 3}, {3, 1}, {3, 1}}, seconds(30)));
+  std::fprintf(stderr, "dropped %lld ms after the cut\n",
+               static_cast<long long>(
+                   std::chrono::duration_cast<milliseconds>(Clock::now() - cut)
+                       .count()));
+  // Dropped for its silence, by a primary's report: not a dead lease.
+  const std::string primaries = nodes_[0].StderrText() + nodes_[2].StderrText();
+  EXPECT_NE(primaries.find("backup node 2 failed: "), std::string::npos)
+      << primaries;
+  EXPECT_NE(primaries.find("did not answer within"), std::string::npos)
+      << primaries;
+  EXPECT_EQ(nodes_[1].StderrText().find("fenced"), std::string::npos);
+  EXPECT_EQ(::kill(nodes_[1].pid(), 0), 0) << "node 2 exited";
+  const int at_drop = ops_.load();
+  std::this_thread::sleep_for(seconds(1));
+  EXPECT_GT(ops_.load(), at_drop) << "no op completed after the drop";
   ExpectLinearizableAfter(seconds(1));
 }
 
