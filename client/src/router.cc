@@ -237,9 +237,12 @@ Status Router::OnKey(std::string_view key,
       if (st.IsWrongShard()) {
         retry = true;
         Invalidate(r->shard);
-      } else if (st.code() == StatusCode::kUnavailable) {
-        // The connection broke: the next call connects again. A write's
-        // outcome is unknown, so it is not retried here; a read is.
+      } else if (st.code() == StatusCode::kUnavailable ||
+                 st.code() == StatusCode::kTimedOut) {
+        // The connection broke, or went silent past the op timeout (a
+        // failed connection stays failed): the next call connects again.
+        // A write's outcome is unknown, so it is not retried here; a read
+        // is.
         retry = read_only;
         std::lock_guard<std::mutex> lock(mu_);
         conns_.erase(r->shard);

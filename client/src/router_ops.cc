@@ -89,7 +89,8 @@ Status Router::Execute(Batch* batch) {
           pending.push_back(i);
         }
       }
-      if (again || part_status[k].code() == StatusCode::kUnavailable) {
+      if (again || part_status[k].code() == StatusCode::kUnavailable ||
+          part_status[k].code() == StatusCode::kTimedOut) {
         Invalidate(p.shard);
       }
       if (!part_status[k].ok() && !retry_part && run.ok()) {
