@@ -9,7 +9,8 @@ test binaries by module). Mutants are numbered in the order below: new
 ones go at the end (store 01-35, client 36-76, server 77-140, store's
 commit pipeline 141-148, the server's worker model from 149), so numbers cited in the
 READMEs stay. Patches numbered past this list (189-: replication,
-moves, the cluster client; 193-195: the commit pipeline's leaders) are
+moves, the cluster client; 193-195: the commit pipeline's leaders;
+196: the cluster client's timed-out connections) are
 written by hand and kept by a rerun. When the store's
 code moves and a patch no longer applies, edit the replacement here and
 rerun: python3 tests/mutation/make_patches.py (the old patches are
