@@ -163,12 +163,17 @@ class ClusterTest : public ::testing::Test {
   // `etcd`: the address the node reaches etcd at (a proxy the test can
   // cut); empty: etcd's own. `extra`: more flags (e.g. --listen and
   // --advertise, to put a proxy in front of the node).
+  // The pool is 256 MiB: a node that holds four shards gives each about
+  // 30 segments of 1 MiB, so some 15 grantable (--grant_share_percent
+  // 50), enough for the eight writers of a load and the sessions a
+  // partition leaves behind (at 128 MiB, 7: the eighth writer of a shard
+  // was refused until its op timeout).
   void StartNode(uint32_t id, int lease_ttl_s = 2, bool rebalance = false,
                  const std::string& etcd = "",
                  const std::vector<std::string>& extra = {}) {
     std::vector<std::string> flags = {
         "--pool=" + (dir_ / ("n" + std::to_string(id))).string(),
-        "--pool_size=128M",
+        "--pool_size=256M",
         "--segment_size=1M",
         "--cluster=" + (etcd.empty() ? etcd_.url() : etcd),
         "--node_id=" + std::to_string(id),

@@ -228,6 +228,12 @@ class ClusterReplicationTest : public ClusterTest {
           } else if (timed_out) {
             timeouts_++;  // a get that found no server: nothing to record
             continue;
+          } else if (timeouts_allowed_ && st.IsWrongShard()) {
+            // Refused until the op timeout: the shard changed hands (a
+            // lease that lapsed under a starved CPU fails it over) and
+            // the new map came later. Not applied: nothing to record.
+            refused_++;
+            continue;
           } else if (!st.ok()) {
             errors_++;
             ADD_FAILURE() << "client " << t << ": " << st.ToString();
@@ -293,17 +299,26 @@ class ClusterReplicationTest : public ClusterTest {
   // lease lives, so nothing fails over: every shard stays on it,
   // unfenced, and clients' ops time out or find no server (a write's
   // outcome is then unknown), each after waiting for its own answer. When
-  // the partition heals the same clients are served by the same primary
-  // again, and the history is linearizable. (A backup is dropped only if
+  // the partition heals the same clients are served again, and the
+  // history is linearizable. (Served by the same primary, unless its lease
+  // lapses after the heal on a starved machine — seen under TSan — and a
+  // backup takes over; an op refused with wrong_shard until its timeout
+  // meanwhile was not applied, and is not an error.) (A backup is dropped only if
   // a write was being forwarded at the cut: failures are found by the
   // forwards.)
+  //
+  // Lease TTL 4 s: with 2 s a single keepalive that etcd does not answer
+  // within its 1 s request timeout leaves no time for a retry, and under
+  // TSan node 1's keepalives did time out right after the heal (the
+  // burst of reconnections), so it fenced itself and, in the all-cut
+  // variant, took with it shards whose backups the partition had dropped.
   void PartitionThePrimary(bool backups_too) {
     TcpProxy proxies[3];
     for (uint32_t id = 1; id <= 3; id++) {
       const int port = PickFreePort();
       ASSERT_TRUE(proxies[id - 1].Start(port));
       StartNode(
-          id, 2, false, "",
+          id, 4, false, "",
           {"--listen=127.0.0.1:" + std::to_string(port),
            "--advertise=127.0.0.1:" + std::to_string(proxies[id - 1].port())});
     }
@@ -319,8 +334,8 @@ class ClusterReplicationTest : public ClusterTest {
     }
     std::this_thread::sleep_for(seconds(1));
     const int in_partition = served_.load();
-    // Past a lease TTL (2 s) and a controller pass: a failover would show.
-    std::this_thread::sleep_for(seconds(5));
+    // Past a lease TTL (4 s) and a controller pass: a failover would show.
+    std::this_thread::sleep_for(seconds(6));
     EXPECT_EQ(served_.load(), in_partition)
         << "clients were served through the partition";
     // Each op waited for its own answer: none failed at once.
@@ -341,11 +356,13 @@ class ClusterReplicationTest : public ClusterTest {
     EXPECT_GE(served_.load(), at_heal + 200)
         << "clients not served again after the partition healed";
     std::fprintf(
-        stderr, "served again %lld ms after the heal; %d ops found no server\n",
+        stderr,
+        "200 ops served within %lld ms of the heal; %d gets found no "
+        "server, %d ops refused at the op timeout\n",
         static_cast<long long>(
             std::chrono::duration_cast<milliseconds>(Clock::now() - healed)
                 .count()),
-        timeouts_.load());
+        timeouts_.load(), refused_.load());
     ExpectLinearizableAfter(seconds(1));
   }
 
@@ -354,6 +371,7 @@ class ClusterReplicationTest : public ClusterTest {
   std::chrono::milliseconds load_timeout_ = seconds(30);
   bool timeouts_allowed_ = false;
   std::atomic<int> timeouts_{0};
+  std::atomic<int> refused_{0};  // wrong_shard at the op timeout
   std::atomic<int> served_{0};  // ops with a known outcome
   std::atomic<int> fast_failures_{0};
   std::atomic<bool> stop_{false};
