@@ -3,6 +3,7 @@
 // the missing piece named (the server's flag, not the client's again).
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,6 +35,59 @@ TEST_F(ClientServerGoneTest, CleanStopSaysTheServerClosedTheConnection) {
     EXPECT_GT(raw, said) << st.ToString();
     EXPECT_EQ(st.message()[raw - 1], '[') << st.ToString();
   }
+}
+
+// A Client whose connection failed stays failed (client.h): a server back
+// on the same address does not revive it. Every later call fails with the
+// first error, without a new connection; a new Client is served.
+TEST_F(ClientServerGoneTest, AClientWhoseServerWentAwayStaysFailed) {
+  auto c = Open();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Put("k", "v").ok());
+  server_.Stop();
+  const Status first = c->Put("k", "w");
+  ASSERT_EQ(first.code(), StatusCode::kUnavailable) << first.ToString();
+  ASSERT_TRUE(server_.Restart().ok());
+  const size_t restarted = server_.StderrText().size();
+  std::string got;
+  for (const Status& st : {c->Put("k", "x"), c->Get("k", &got), c->Delete("k"),
+                           c->Ping().status()}) {
+    EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+    // The first error (a write's carries "may or may not have been
+    // applied" after it).
+    EXPECT_EQ(first.message().rfind(st.message(), 0), 0u)
+        << st.ToString() << " / " << first.ToString();
+  }
+  // No connection was made to the restarted server.
+  EXPECT_EQ(server_.StderrText().find("session ", restarted), std::string::npos)
+      << server_.StderrText().substr(restarted);
+  auto fresh = Open();
+  ASSERT_NE(fresh, nullptr);
+  ASSERT_TRUE(fresh->Get("k", &got).ok());
+  EXPECT_EQ(got, "v");
+}
+
+// The same after a timeout: the server stopped answering (SIGSTOP), a put
+// timed out, and the server answers again (SIGCONT); the Client still
+// fails at once with the timeout, and a new one is served.
+TEST_F(ClientServerGoneTest, AClientThatTimedOutStaysFailed) {
+  ClientOptions o = Options();
+  o.op_timeout = std::chrono::milliseconds(2000);  // ample under TSan
+  auto c = Open(o);
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Put("k", "v").ok());
+  ASSERT_EQ(kill(server_.pid(), SIGSTOP), 0);
+  const Status first = c->Put("k", "w");
+  ASSERT_EQ(kill(server_.pid(), SIGCONT), 0);
+  ASSERT_EQ(first.code(), StatusCode::kTimedOut) << first.ToString();
+  auto fresh = Open();  // the server answers again
+  ASSERT_NE(fresh, nullptr);
+  std::string got;
+  ASSERT_TRUE(fresh->Get("k", &got).ok());
+  const Status later = c->Get("k", &got);
+  EXPECT_EQ(later.code(), StatusCode::kTimedOut) << later.ToString();
+  EXPECT_EQ(first.message().rfind(later.message(), 0), 0u)
+      << later.ToString() << " / " << first.ToString();
 }
 
 // Something that is not kvserver listens on the port: it takes the TCP

@@ -301,11 +301,10 @@ class ClusterReplicationTest : public ClusterTest {
   // outcome is then unknown), each after waiting for its own answer. When
   // the partition heals the same clients are served again, and the
   // history is linearizable. (Served by the same primary, unless its lease
-  // lapses after the heal on a starved machine — seen under TSan — and a
-  // backup takes over; an op refused with wrong_shard until its timeout
-  // meanwhile was not applied, and is not an error.) (A backup is dropped only if
-  // a write was being forwarded at the cut: failures are found by the
-  // forwards.)
+  // lapses after the heal on a starved machine and a backup takes over;
+  // an op refused with wrong_shard until its timeout meanwhile was not
+  // applied, and is not an error. A backup is dropped only if a write was
+  // being forwarded at the cut: failures are found by the forwards.)
   //
   // Lease TTL 4 s: with 2 s a single keepalive that etcd does not answer
   // within its 1 s request timeout leaves no time for a retry, and under
@@ -372,7 +371,7 @@ class ClusterReplicationTest : public ClusterTest {
   bool timeouts_allowed_ = false;
   std::atomic<int> timeouts_{0};
   std::atomic<int> refused_{0};  // wrong_shard at the op timeout
-  std::atomic<int> served_{0};  // ops with a known outcome
+  std::atomic<int> served_{0};   // ops with a known outcome
   std::atomic<int> fast_failures_{0};
   std::atomic<bool> stop_{false};
   std::vector<std::thread> load_;

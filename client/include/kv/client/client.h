@@ -19,6 +19,12 @@
 // operations in flight on one connection.
 // Lifetime: the Client owns its connection; destroying it returns the
 // grant's unused tail to the server and disconnects.
+// Failure: a single-server Client whose connection failed — unavailable
+// (the server went away or dropped it) or timed_out (no reply within
+// op_timeout) — stays failed: it does not reconnect, and every later call
+// returns that first error at once, even when the server answers again.
+// Connect a new Client then. (A cluster Client does this for you: it
+// drops a shard's failed connection and connects again on the next call.)
 //
 // A cluster (ClientOptions::cluster): the same calls, each key routed to
 // its shard's node over a connection of its own, made on first use; a
