@@ -187,6 +187,14 @@ Status PeerLink::Connect(const pr::Connect& connect, pr::Accept* accept) {
       return Status::TimedOut(who + " did not accept within " +
                               std::to_string(options_.timeout.count()) + " ms");
     }
+    if (rc == 0 && ev == RPMA_CONN_UNREACHABLE) {
+      // The provider's own handshake timer (or no route): a silent peer.
+      return Status::Unavailable(
+          who +
+          " is unreachable: no answer to the connection handshake "
+          "within " +
+          std::to_string(options_.timeout.count()) + " ms, or no route to it");
+    }
     return Status::Unavailable(
         who + " refused or dropped the connection" +
         (rc == 0 ? std::string(" (") + rpma_utils_conn_event_2str(ev) + ")"
