@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "client_fixture.h"
@@ -67,6 +69,22 @@ TEST_F(ClientServerGoneTest, AClientWhoseServerWentAwayStaysFailed) {
   EXPECT_EQ(got, "v");
 }
 
+// True once `pid` is stopped (its /proc state is T), within 5 s.
+bool WaitStopped(pid_t pid) {
+  for (int i = 0; i < 500; i++) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(f)),
+                     std::istreambuf_iterator<char>());
+    const size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() &&
+        stat[paren + 2] == 'T') {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 // The same after a timeout: the server stopped answering (SIGSTOP), a put
 // timed out, and the server answers again (SIGCONT); the Client still
 // fails at once with the timeout, and a new one is served.
@@ -77,6 +95,9 @@ TEST_F(ClientServerGoneTest, AClientThatTimedOutStaysFailed) {
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(c->Put("k", "v").ok());
   ASSERT_EQ(kill(server_.pid(), SIGSTOP), 0);
+  // SIGSTOP takes effect asynchronously: wait until the server is stopped
+  // (state T), or a put may still be served (seen in CI).
+  ASSERT_TRUE(WaitStopped(server_.pid()));
   const Status first = c->Put("k", "w");
   ASSERT_EQ(kill(server_.pid(), SIGCONT), 0);
   ASSERT_EQ(first.code(), StatusCode::kTimedOut) << first.ToString();
