@@ -264,6 +264,7 @@ IDLE_PMEM=$(idle_cpu "$KV_PMEM_PID")
 # pages + their log page against Redis's 16 appends + one fdatasync — the
 # bound of the 16-in-flight durable rows.
 MSYNC_US="?"; APPEND_US="?"; BATCH_POOL_US="?"; BATCH_REDIS_US="?"
+BATCH_LOG_US="?"; BATCH_CKPT_US="?"
 p50_of() {  # p50_of PREFIX FILE: the "p50 N us" figure of the line starting PREFIX
   awk -v p="$1" 'index($0, p) == 1 { for (i = 1; i <= NF; i++) if ($i == "p50") print $(i + 1) }' "$2" | tr -d ,
 }
@@ -274,6 +275,8 @@ if [ -x "$BUILD/bin/kvbench_flush_floor" ]; then
   APPEND_US=$(p50_of append "$TMP/flush_floor.txt")
   BATCH_POOL_US=$(p50_of "batch pool" "$TMP/flush_floor.txt")
   BATCH_REDIS_US=$(p50_of "batch redis" "$TMP/flush_floor.txt")
+  BATCH_LOG_US=$(p50_of "batch commit log" "$TMP/flush_floor.txt")
+  BATCH_CKPT_US=$(awk '/^batch commit log/ { for (i = 1; i <= NF; i++) if ($i == "add") print $(i + 1) }' "$TMP/flush_floor.txt")
 fi
 # One loopback TCP round trip, blocking and with both sides busy-polling
 # (kvbench_rtt_floor): no get, rpkv's or Redis's, is faster than one.
@@ -317,6 +320,9 @@ done
   echo "        msync of 2 mapped pages ${MSYNC_US:-?} us p50; append+fdatasync (Redis always) ${APPEND_US:-?} us p50; 4 KiB O_DSYNC ${FLUSH_US:-?} us"
   echo "        group commit of 16 puts: pool msync (16 random index pages + log) ${BATCH_POOL_US:-?} us p50, Redis 16 appends + fdatasync ${BATCH_REDIS_US:-?} us p50"
   echo "          -> 16-in-flight durable rows bounded near Redis x $(ratio "${BATCH_REDIS_US}" "${BATCH_POOL_US}") (the same batch on each side)"
+  log_total=$(awk -v a="$BATCH_LOG_US" -v b="$BATCH_CKPT_US" 'BEGIN { if (a == "" || b == "" || a == "?" || b == "?") print "?"; else print a + b }')
+  echo "        with a commit log (the next format, docs/format.md): records + log entries ${BATCH_LOG_US:-?} us p50, + ${BATCH_CKPT_US:-?} us of index checkpoints per batch"
+  echo "          -> bound near Redis x $(ratio "${BATCH_REDIS_US}" "$log_total") (x $(ratio "${BATCH_REDIS_US}" "${BATCH_LOG_US}") with no checkpoint)$(awk -v r="$(ratio "${BATCH_REDIS_US}" "${BATCH_LOG_US}")" 'BEGIN { if (r != "n/a" && r < 2) print ": one flush per batch on each side, so no format reaches 2x here" }')"
   echo "        loopback TCP round trip (kvbench_rtt_floor): block ${RTT_BLOCK_US:-?} us, both busy-polling ${RTT_BUSY_US:-?} us p50"
   r_get=${VAL_get1_redis:-}
   echo "          -> get qd 1 >= one busy-polled round trip = $(ratio "${RTT_BUSY_US}" "$r_get")x Redis GET (any design); rpkv's get is two one-sided READs: >= $(ratio "$(awk -v r="$RTT_BUSY_US" 'BEGIN { if (r == "" || r == "?") print ""; else print 2 * r }')" "$r_get")x"
@@ -368,7 +374,7 @@ done
     "$(hostname)" "$(nproc)" "$(uname -sr)"
   printf '"runs":%d,"duration_s":%s,"warmup_s":%s,"keys":%d,"errors":%d,' "$RUNS" "$DURATION" "$WARMUP" "$KEYS" "$ERRORS"
   printf '"idle_kvserver_cpu_percent":{"file_pool":%s,"cache_line_pool":%s},' "$IDLE_FILE" "$IDLE_PMEM"
-  printf '"limits":{"round_trip_p50_us":"%s","device_flush_us":%s,"mapped_msync_p50_us":"%s","append_fdatasync_p50_us":"%s","batch16_pool_msync_p50_us":"%s","batch16_redis_fdatasync_p50_us":"%s","tcp_rtt_block_p50_us":"%s","tcp_rtt_busy_poll_p50_us":"%s"},"rows":[' "${LIMITS%, }" "${FLUSH_US:-null}" "${MSYNC_US:-?}" "${APPEND_US:-?}" "${BATCH_POOL_US:-?}" "${BATCH_REDIS_US:-?}" "${RTT_BLOCK_US:-?}" "${RTT_BUSY_US:-?}"
+  printf '"limits":{"round_trip_p50_us":"%s","device_flush_us":%s,"mapped_msync_p50_us":"%s","append_fdatasync_p50_us":"%s","batch16_pool_msync_p50_us":"%s","batch16_redis_fdatasync_p50_us":"%s","batch16_commit_log_msync_p50_us":"%s","batch16_commit_log_checkpoint_us":"%s","tcp_rtt_block_p50_us":"%s","tcp_rtt_busy_poll_p50_us":"%s"},"rows":[' "${LIMITS%, }" "${FLUSH_US:-null}" "${MSYNC_US:-?}" "${APPEND_US:-?}" "${BATCH_POOL_US:-?}" "${BATCH_REDIS_US:-?}" "${BATCH_LOG_US:-?}" "${BATCH_CKPT_US:-?}" "${RTT_BLOCK_US:-?}" "${RTT_BUSY_US:-?}"
   first=1
   for r in "${ROWS[@]}"; do
     IFS='|' read -r id title op key dir factor aim <<<"$r"

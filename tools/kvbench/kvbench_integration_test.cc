@@ -378,10 +378,12 @@ TEST_F(KvbenchTest, FlushFloorPrintsEachWayAndItsErrorsExitAsDocumented) {
   for (const char* line :
        {"mapped (MADV_RANDOM, as a pool)", "written:", "append:",
         "       1      2", "       2      2", "group commit of 16 puts",
-        "batch pool: 16 random index pages", "batch redis: 16 appends"}) {
+        "batch pool: 16 random index pages", "batch redis: 16 appends",
+        "batch commit log: 16 records + their commit-log entries"}) {
     EXPECT_NE(out.find(line), std::string::npos) << line << " in " << out;
   }
   EXPECT_FALSE(fs::exists(dir_ / "kvbench_flush_floor.pool"));  // removed
+  EXPECT_FALSE(fs::exists(dir_ / "kvbench_flush_floor.log.pool"));
   EXPECT_EQ(run({"--threads=0"}, &out), 2) << out;
   EXPECT_EQ(run({"--pages=two"}, &out), 2) << out;
   EXPECT_EQ(run({"--bogus"}, &out), 2) << out;
