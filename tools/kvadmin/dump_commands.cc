@@ -26,6 +26,30 @@ Result<std::unique_ptr<store::Pool>> Open(const std::string& path,
   return store::Pool::Open(path, o);
 }
 
+// A keyspace frame's sizes as a dump writes them (the pool checks the
+// rest when the keyspace is created): the bucket count a power of two of
+// at most 2^32, as docs/format.md allows; each name once.
+Status CheckKeyspaceFrame(const std::string& in, uint64_t at,
+                          const dump::KeyspaceFrame& k,
+                          const std::vector<dump::KeyspaceFrame>& before) {
+  const std::string where =
+      "dump " + in + ": frame at offset " + std::to_string(at) + ": ";
+  if (k.bucket_count == 0 || k.bucket_count > (uint64_t{1} << 32) ||
+      (k.bucket_count & (k.bucket_count - 1)) != 0) {
+    return Status::Corruption(where + "bucket count " +
+                              std::to_string(k.bucket_count) +
+                              " is not a power of two of at most 2^32; "
+                              "nothing was loaded");
+  }
+  for (const dump::KeyspaceFrame& b : before) {
+    if (b.name == k.name) {
+      return Status::Corruption(where + "keyspace '" + k.name +
+                                "' appears twice; nothing was loaded");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int Dump(const std::string& pool_path, const std::string& out,
@@ -101,25 +125,43 @@ int Load(const std::string& pool_path, const std::string& in,
          const std::string& rename_to, std::ostream& os, std::ostream& err) {
   if (in.empty())
     return Fail(err, Status::InvalidArgument("load needs --in=FILE"));
+  return LoadFrom(
+      pool_path, in,
+      [&]() -> Result<std::unique_ptr<std::istream>> {
+        auto f = std::make_unique<std::ifstream>(in, std::ios::binary);
+        if (!*f) {
+          return Status::NotFound("cannot read " + in + ": " +
+                                  std::strerror(errno));
+        }
+        return std::unique_ptr<std::istream>(std::move(f));
+      },
+      rename_to, os, err);
+}
+
+int LoadFrom(const std::string& pool_path, const std::string& in,
+             const DumpSource& open, const std::string& rename_to,
+             std::ostream& os, std::ostream& err) {
   // Pass 1: the whole file is checked before the pool changes.
   std::vector<dump::KeyspaceFrame> keyspaces;
   std::map<std::string, uint64_t> counts;
   {
-    std::ifstream f(in, std::ios::binary);
-    if (!f) {
-      return Fail(err, Status::NotFound("cannot read " + in + ": " +
-                                        std::strerror(errno)));
-    }
-    dump::DumpReader r(&f, in);
+    auto f = open();
+    if (!f.ok()) return Fail(err, f.status());
+    dump::DumpReader r(f->get(), in);
     Status st = r.ReadHeader();
     dump::DumpReader::Kind kind{};
     dump::KeyspaceFrame k;
     std::string key, value;
     Progress progress("check", 0);
     while (st.ok()) {
+      const uint64_t at = r.offset();
       st = r.Next(&kind, &k, &key, &value);
       if (!st.ok() || kind == dump::DumpReader::Kind::kEnd) break;
-      if (kind == dump::DumpReader::Kind::kKeyspace) keyspaces.push_back(k);
+      if (kind == dump::DumpReader::Kind::kKeyspace) {
+        st = CheckKeyspaceFrame(in, at, k, keyspaces);
+        if (!st.ok()) break;
+        keyspaces.push_back(k);
+      }
       if (kind == dump::DumpReader::Kind::kRecord) {
         counts[keyspaces.back().name]++;
         progress.Add(1);
@@ -152,8 +194,9 @@ int Load(const std::string& pool_path, const std::string& in,
     }
   }
   // Pass 2: create and write.
-  std::ifstream f(in, std::ios::binary);
-  dump::DumpReader r(&f, in);
+  auto f = open();
+  if (!f.ok()) return Fail(err, f.status());
+  dump::DumpReader r(f->get(), in);
   Status st = r.ReadHeader();
   uint64_t loaded = 0, total = 0, expired = 0;
   for (const auto& [name, n] : counts) total += n;
@@ -170,6 +213,16 @@ int Load(const std::string& pool_path, const std::string& in,
     if (kind == dump::DumpReader::Kind::kKeyspace) {
       if (w) st = w->Close();
       w.reset();
+      if (!st.ok()) break;
+      // The file is read twice; one that changed in between (more
+      // keyspaces, or other ones, than were checked) is not loaded on.
+      if (next_keyspace >= keyspaces.size() ||
+          (rename_to.empty() && k.name != keyspaces[next_keyspace].name)) {
+        st = Status::Corruption("dump " + in +
+                                ": the file changed while it was loaded "
+                                "(its keyspaces are not the ones checked)");
+        break;
+      }
       const dump::KeyspaceFrame& want = keyspaces[next_keyspace++];
       auto ks = (*pool)->GetKeyspace(want.name);
       if (!ks.ok()) {

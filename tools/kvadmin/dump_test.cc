@@ -12,7 +12,9 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "dump_commands.h"
 #include "dump_format.h"
 #include "kv/crc32c.h"
 #include "kv/store/pool.h"
@@ -204,6 +206,107 @@ TEST_F(DumpLoadTest, ExpiriesAreKeptAbsoluteAndExpiredKeysStayOut) {
   // Re-stamped from what was left: the same instant within the load's ms.
   EXPECT_GE(v.expiry_ms, minute_expiry);
   EXPECT_LE(v.expiry_ms, minute_expiry + 50);
+}
+
+// A dump file of the keyspaces `frames`, each with one record.
+std::string DumpOf(const std::vector<dump::KeyspaceFrame>& frames) {
+  std::ostringstream out;
+  dump::DumpWriter w(&out);
+  for (const dump::KeyspaceFrame& k : frames) {
+    w.Keyspace(k);
+    w.Record("k", "v");
+  }
+  w.End();
+  return out.str();
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << bytes;
+}
+
+// A dump's frames pass their checksums yet may still lie: a bucket count
+// that is no power of two or above 2^32 (the index's limit; times four it
+// would wrap as an index capacity), or one keyspace twice (a load would
+// merge them). Refused before the pool changes, naming the frame.
+TEST_F(DumpTest, AKeyspaceFrameThatLiesIsRefusedBeforeThePoolChanges) {
+  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=64M").code, 0);
+  const std::string file = dir_ + "/lies.dump";
+  const dump::KeyspaceFrame good{"a", 16, 1 << 20, 65536, 1024};
+  for (uint64_t buckets : {uint64_t{0}, uint64_t{3}, (uint64_t{1} << 33),
+                           (uint64_t{1} << 62) + 1, ~uint64_t{0}}) {
+    dump::KeyspaceFrame bad = good;
+    bad.name = "b";
+    bad.bucket_count = buckets;
+    const std::string bytes = DumpOf({good, bad});
+    WriteFile(file, bytes);
+    Outcome r = Kvadmin("load --pool=" + pool_ + " --in=" + file);
+    EXPECT_EQ(r.code, 1) << r.out;
+    // The second keyspace frame starts after the header, the first
+    // keyspace frame (5 + 24 + 1 + 4 bytes) and its record (5 + 4 + 1 + 1
+    // + 4).
+    EXPECT_NE(r.out.find("corruption: dump " + file + ": frame at offset " +
+                         std::to_string(dump::kHeaderBytes + 34 + 15) +
+                         ": bucket count " + std::to_string(buckets) +
+                         " is not a power of two of at most 2^32; nothing "
+                         "was loaded"),
+              std::string::npos)
+        << r.out;
+  }
+  WriteFile(file, DumpOf({good, good}));
+  Outcome r = Kvadmin("load --pool=" + pool_ + " --in=" + file);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("keyspace 'a' appears twice; nothing was loaded"),
+            std::string::npos)
+      << r.out;
+  // Nothing was created by any of them; the good frame alone loads.
+  EXPECT_EQ(Kvadmin("keyspace list --pool=" + pool_).out.find("a\tid="),
+            std::string::npos);
+  WriteFile(file, DumpOf({good}));
+  r = Kvadmin("load --pool=" + pool_ + " --in=" + file);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Contents(pool_, "a"),
+            (std::map<std::string, std::string>{{"k", "v"}}));
+}
+
+// load reads its file twice (checked whole first, then loaded). A file
+// that is another one at the second read — more keyspaces, or other ones,
+// than were checked — stops the load at the first keyspace it did not
+// check, instead of reading past what it checked.
+TEST_F(DumpTest, ADumpThatChangesBetweenTheCheckAndTheLoadIsNotLoadedOn) {
+  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=64M").code, 0);
+  const dump::KeyspaceFrame a{"a", 16, 1 << 20, 65536, 1024};
+  const dump::KeyspaceFrame b{"b", 16, 1 << 20, 65536, 1024};
+  const dump::KeyspaceFrame c{"c", 16, 1 << 20, 65536, 1024};
+  struct Case {
+    std::vector<dump::KeyspaceFrame> first, second;
+    uint64_t loaded_before;
+  };
+  for (const Case& t : {Case{{a}, {a, b}, 1}, Case{{b}, {c}, 0}}) {
+    std::vector<std::string> passes = {DumpOf(t.first), DumpOf(t.second)};
+    size_t opened = 0;
+    std::ostringstream out, err;
+    const int code = LoadFrom(
+        pool_, "changing.dump",
+        [&]() -> Result<std::unique_ptr<std::istream>> {
+          return std::unique_ptr<std::istream>(
+              new std::istringstream(passes.at(opened++)));
+        },
+        "", out, err);
+    EXPECT_EQ(code, 1) << err.str();
+    EXPECT_EQ(opened, 2u);
+    EXPECT_NE(err.str().find("corruption: dump changing.dump: the file "
+                             "changed while it was loaded (its keyspaces "
+                             "are not the ones checked) (" +
+                             std::to_string(t.loaded_before) +
+                             " keys were loaded before)"),
+              std::string::npos)
+        << err.str();
+  }
+  // Neither keyspace that was not checked was created.
+  const std::string list = Kvadmin("keyspace list --pool=" + pool_).out;
+  EXPECT_NE(list.find("a\tid="), std::string::npos) << list;
+  EXPECT_EQ(list.find("c\tid="), std::string::npos) << list;
 }
 
 // Version 1 files (no 'X' frame) are still read; an 'X' frame in one is
