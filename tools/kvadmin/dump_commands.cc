@@ -1,6 +1,8 @@
 // kvadmin dump and load (see dump_commands.h).
 #include "dump_commands.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -125,6 +127,16 @@ int Load(const std::string& pool_path, const std::string& in,
          const std::string& rename_to, std::ostream& os, std::ostream& err) {
   if (in.empty())
     return Fail(err, Status::InvalidArgument("load needs --in=FILE"));
+  // Read twice (checked whole before the pool changes): a pipe would be
+  // empty the second time.
+  struct stat sb;
+  if (::stat(in.c_str(), &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    return Fail(err,
+                Status::InvalidArgument(
+                    in + " is not a regular file: load reads its dump twice "
+                         "(checked whole before the pool changes); save the "
+                         "dump to a file first"));
+  }
   return LoadFrom(
       pool_path, in,
       [&]() -> Result<std::unique_ptr<std::istream>> {

@@ -3,6 +3,7 @@
 // file naming the frame's offset (loading nothing), and never merges into
 // a keyspace that holds keys.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstring>
@@ -307,6 +308,21 @@ TEST_F(DumpTest, ADumpThatChangesBetweenTheCheckAndTheLoadIsNotLoadedOn) {
   const std::string list = Kvadmin("keyspace list --pool=" + pool_).out;
   EXPECT_NE(list.find("a\tid="), std::string::npos) << list;
   EXPECT_EQ(list.find("c\tid="), std::string::npos) << list;
+}
+
+// A pipe cannot be read twice: refused up front, saying what to do.
+TEST_F(DumpTest, ADumpFromAPipeIsRefusedBeforeItIsRead) {
+  ASSERT_EQ(Kvadmin("create --pool=" + pool_ + " --size=64M").code, 0);
+  const std::string fifo = dir_ + "/pipe.dump";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Outcome r = Kvadmin("load --pool=" + pool_ + " --in=" + fifo);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("invalid_argument: " + fifo +
+                       " is not a regular file: load reads its dump twice "
+                       "(checked whole before the pool changes); save the "
+                       "dump to a file first"),
+            std::string::npos)
+      << r.out;
 }
 
 // Version 1 files (no 'X' frame) are still read; an 'X' frame in one is
