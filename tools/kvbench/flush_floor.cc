@@ -112,6 +112,15 @@ Figures MsyncRun(uint8_t* map, int threads, int pages) {
   return Summarize(all, wall);
 }
 
+// One msync over [lo, hi), from lo's page on; returns its time in us.
+double MsyncSpan(uint8_t* lo, uint8_t* hi) {
+  const auto a = Clock::now();
+  msync(reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(lo) &
+                                   ~(uintptr_t{kPage} - 1)),
+        static_cast<size_t>(hi - lo) + kPage, MS_SYNC);
+  return Us(a, Clock::now());
+}
+
 // A group commit with a commit log (docs/format.md, "Next: a
 // commit log"), on a file of its own so that the other ways' msyncs never
 // write its index back: each put stores its slot in a random page of an
@@ -144,11 +153,7 @@ class CommitLogModel {
         checkpoints_us_ += Us(a, Clock::now());
       }
     }
-    const auto a = Clock::now();
-    msync(reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(lo) &
-                                     ~(uintptr_t{kPage} - 1)),
-          static_cast<size_t>(hi - lo) + kPage, MS_SYNC);
-    return Us(a, Clock::now());
+    return MsyncSpan(lo, hi);
   }
   double checkpoints_us() const { return checkpoints_us_; }
 
@@ -186,13 +191,9 @@ void BatchRun(uint8_t* map, int afd, CommitLogModel* model, uint32_t batch,
       lo = std::min({lo, slot, rec});
       hi = std::max({hi, slot + 8, rec + 128});
     }
-    auto a = Clock::now();
-    msync(reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(lo) &
-                                     ~(uintptr_t{kPage} - 1)),
-          static_cast<size_t>(hi - lo) + kPage, MS_SYNC);
-    ours.push_back(Us(a, Clock::now()));
+    ours.push_back(MsyncSpan(lo, hi));
     uint8_t b[64] = {};
-    a = Clock::now();
+    const auto a = Clock::now();
     bool ok = true;
     for (uint32_t k = 0; k < batch && ok; k++) ok = write(afd, b, 64) == 64;
     ok = ok && fdatasync(afd) == 0;
