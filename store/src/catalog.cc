@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "commit_log.h"
 #include "kv/crc32c.h"
 #include "kv/index_format.h"
 #include "kv/keyspace_name.h"
@@ -105,6 +106,20 @@ std::string ValidateEntryGeometry(const pf::CatalogEntry& e,
   if (e.log_offset <= e.index_offset || e.log_offset % pf::kRegionAlign != 0 ||
       e.log_offset > region_end || e.log_size > region_end - e.log_offset) {
     return "log extends outside its region";
+  }
+  if (e.commit_log_entries == 0) {
+    if (e.commit_log_offset != 0) return "commit log of 0 entries at an offset";
+  } else if (e.commit_log_entries < commit_log::kMinEntries ||
+             e.commit_log_entries > commit_log::kMaxEntries ||
+             e.commit_log_offset != e.log_offset + e.log_size ||
+             e.commit_log_entries * commit_log::kEntrySize >
+                 region_end - e.commit_log_offset) {
+    // (log_offset + log_size <= region_end was checked above.)
+    return "commit log of " + std::to_string(e.commit_log_entries) +
+           " entries at " + std::to_string(e.commit_log_offset) +
+           " is not right after the log inside its region (" +
+           std::to_string(commit_log::kMinEntries) + ".." +
+           std::to_string(commit_log::kMaxEntries) + " entries)";
   }
   if (e.max_value_size > record_format::kMaxValueSize ||
       record_format::RecordSize(record_format::kMaxKeySize, e.max_value_size) >

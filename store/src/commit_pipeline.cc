@@ -132,6 +132,7 @@ void CommitPipeline::GrowAndRetry(Caller* me) {
     }
   }
   ks_->MaybeGrow();
+  ks_->MaybeCheckpoint();
 }
 
 size_t CommitPipeline::queued_for_testing() {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "commit_log.h"
 #include "index.h"
 #include "index_slots.h"
 #include "kv/index_format.h"
@@ -41,7 +42,14 @@ Keyspace::Keyspace(const pool_format::CatalogEntry& e, Mapping* mapping,
       index_(std::make_unique<Index>(
           mapping->base() + e.region_offset, mapping->base() + e.index_offset,
           e.bucket_count, e.index_generation, mapping->persister())),
-      pipeline_(std::make_unique<CommitPipeline>(this)) {}
+      pipeline_(std::make_unique<CommitPipeline>(this)) {
+  if (e.commit_log_entries != 0) {
+    commit_log_ = std::make_unique<CommitLog>(
+        mapping->base() + e.commit_log_offset, e.commit_log_entries,
+        mapping->base() + e.region_offset + commit_log::kCheckpointOffset,
+        e.keyspace_id, mapping->persister());
+  }
+}
 
 Keyspace::~Keyspace() = default;
 
@@ -57,6 +65,8 @@ KeyspaceInfo Keyspace::info() const {
   i.log_size = log_size_;
   i.segment_size = segment_size_;
   i.max_value_size = max_value_size_;
+  i.commit_log_offset = entry_.commit_log_offset;
+  i.commit_log_entries = entry_.commit_log_entries;
   return i;
 }
 
@@ -72,10 +82,25 @@ void Keyspace::Recover(uint64_t open_epoch, bool unclean,
   unclean_ = unclean;
   growths_.store(index_->geometry().generation - 1);
   if (!read_only_) index_->PublishHeader();  // the catalog is authoritative
+  // Pool::Load checked the checkpoint (CheckpointProblem).
+  if (commit_log_ != nullptr) (void)commit_log_->Load();
   if (unclean && !read_only_) {
     RepairAfterCrash(notes);
+    if (commit_log_ != nullptr) ReplayCommitLog(notes);
     unclean_ = false;
+  } else if (unclean && commit_log_ != nullptr) {
+    replay_pending_ = PlanReplay().items.size();
+    if (replay_pending_ != 0) {
+      notes->push_back("keyspace '" + name_ + "': its commit log holds " +
+                       std::to_string(replay_pending_) +
+                       " commits the index does not; a writable open "
+                       "replays them (reads refuse until then)");
+    }
   }
+  // On a cache-line mapping a bucket's persist is one line, as cheap as an
+  // entry's, and a checkpoint would flush the whole index line by line.
+  entries_on_ = commit_log_ != nullptr && !read_only_ &&
+                mapping_->granularity() != "cache line";
   const uint32_t under_index = SegmentsUnderIndex(index_->bucket_count());
   int64_t keys = 0;
   index_->ForEachSlot([&](uint64_t, uint64_t v) {
@@ -137,7 +162,36 @@ Status Keyspace::AdvanceSequencePast(uint64_t sequence) {
 void Keyspace::PersistIndex() {
   if (read_only_) return;
   Index::Reading reading(*index_);
-  index_->PersistAll();
+  if (commit_log_ != nullptr) {
+    Checkpoint();  // nothing left for a recovery to read
+  } else {
+    index_->PersistAll();
+  }
+}
+
+void Keyspace::Checkpoint() {
+  commit_log_->Checkpoint([this] { index_->PersistAll(); });
+}
+
+void Keyspace::MaybeCheckpoint() {
+  if (entries_on_ && commit_log_->HalfFull()) Checkpoint();
+}
+
+Persister::Range Keyspace::AppendEntry(uint64_t slot, uint64_t sequence,
+                                       bool tombstone) {
+  return commit_log_->Append(slot, sequence, tombstone,
+                             [this] { Checkpoint(); });
+}
+
+Status Keyspace::ReadableOrWhy() const {
+  if (replay_pending_ == 0) return Status::Ok();
+  return Status::Unavailable(
+      "keyspace '" + name_ +
+      "' was not closed cleanly and its commit log "
+      "holds " +
+      std::to_string(replay_pending_) +
+      " commits its index does not: open the pool writable once (kvserver "
+      "does at start) to replay them");
 }
 
 Result<SegmentGrant> Keyspace::GrantZeroed(GrantPurpose purpose) {
@@ -146,8 +200,14 @@ Result<SegmentGrant> Keyspace::GrantZeroed(GrantPurpose purpose) {
   g->keyspace_id = id_;
   // An update clears its key's old slot without persisting it. Before the
   // segment that slot pointed into can be rewritten, the clear must be
-  // durable, or a crash could revive the slot over a new record.
-  index_->PersistClears();
+  // durable, or a crash could revive the slot over a new record. With a
+  // commit log, no entry a recovery reads may point into it either (a
+  // tombstone's among them): a checkpoint does both.
+  if (entries_on_) {
+    Checkpoint();
+  } else {
+    index_->PersistClears();
+  }
   // Zero [start, size) durably: a half-written record must not be able to
   // pass for an older record left at the same offset. Whole pages are
   // zeroed through the mapping (a hole on a file), the partial first page
@@ -195,6 +255,7 @@ Status Keyspace::Get(std::string_view key, std::string* value,
     return Status::InvalidArgument("key must be 1..1024 bytes, got " +
                                    std::to_string(key.size()));
   }
+  KV_RETURN_IF_ERROR(ReadableOrWhy());
   const uint64_t hash = ix::HashKey(key);
   std::string bad;
   bool settled = false;
@@ -262,6 +323,7 @@ Status Keyspace::Get(std::string_view key, std::string* value,
 
 Status Keyspace::ForEach(
     const std::function<bool(const rf::RecordView&)>& fn) const {
+  KV_RETURN_IF_ERROR(ReadableOrWhy());
   // Shared: a growth would move slots behind the walk. fn must not
   // commit to this keyspace (a nested shared lock could deadlock).
   Index::Reading reading(*index_);

@@ -109,6 +109,12 @@ void Keyspace::Check(CheckReport* report) const {
     }
     by_hash.emplace(hash, i);
   }
+  if (replay_pending_ != 0) {
+    report->notes.push_back(
+        ks + "its commit log holds " + std::to_string(replay_pending_) +
+        " commits the index does not (not closed cleanly: the next writable "
+        "open replays them)");
+  }
 }
 
 }  // namespace kv::store

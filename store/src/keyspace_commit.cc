@@ -248,6 +248,11 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
       d->slot = slot;
       d->stored = store_slot;
       d->path = Decided::Path::kReserved;
+      // After the store: a checkpoint that covers the entry's lsn then
+      // covers the slot (the commit log's one ordering rule).
+      d->entry = entries_on_ && store_slot
+                     ? AppendEntry(p.new_slot, sequence, false)
+                     : Persister::Range{nullptr, 0};
       return;
     }
   }
@@ -264,6 +269,7 @@ void Keyspace::Decide(const CommitRequest& r, const Prepared& p,
         " index slots this key may use are taken");
     return;
   }
+  d->entry = {nullptr, 0};
   d->path = Decided::Path::kOrdered;
 }
 
@@ -272,7 +278,18 @@ void Keyspace::CompleteOrdered(Decided* d, CommitPoint* point) {
   uint8_t* const record = d->record;
   uint64_t* const buckets = d->buckets;
   const Persister::Range rec = {record, d->length};
-  if (d->result.tombstone) {
+  if (d->result.tombstone && entries_on_ && !strict) {
+    // With a commit log: the clear, then the tombstone's entry (after the
+    // clear, as a put's after its store); record + entry are the commit
+    // point, the cleared bucket is persisted by the next checkpoint. A
+    // crash before leaves the key's version on media, and the entry (once
+    // durable) clears it at recovery.
+    index_->ClearLater(d->old_slot);
+    d->entry = AppendEntry(d->slot_value, d->result.committed.sequence, true);
+    const Persister::Range pair[2] = {rec, d->entry};
+    d->status = point->MakeDurable(pair, d->entry.len != 0 ? 2 : 1);
+    keys_.fetch_sub(1);
+  } else if (d->result.tombstone) {
     if (strict) {
       // The tombstone durable first: no reader sees the key gone before.
       Status st = point->MakeDurable(&rec, 1);
@@ -286,7 +303,14 @@ void Keyspace::CompleteOrdered(Decided* d, CommitPoint* point) {
     __atomic_store_n(d->old_slot, 0, __ATOMIC_RELEASE);
     const Persister::Range pair[2] = {rec, {buckets, kBucketsLen}};
     if (strict) {
-      persister_->Persist(buckets, kBucketsLen);
+      // With a commit log, an entry of this open's local commits may still
+      // name an older version of the key: the tombstone's entry outranks it.
+      if (entries_on_) {
+        d->entry =
+            AppendEntry(d->slot_value, d->result.committed.sequence, true);
+      }
+      const Persister::Range last[2] = {{buckets, kBucketsLen}, d->entry};
+      persister_->PersistRanges(last, d->entry.len != 0 ? 2 : 1);
     } else {
       d->status = point->MakeDurable(pair, 2);  // commit point
     }
@@ -314,7 +338,13 @@ Status Keyspace::ReachCommitPoint(Decided* const* d, size_t n,
   ranges.reserve(2 * n);
   for (size_t i = 0; i < n; i++) {
     ranges.push_back({d[i]->record, d[i]->length});
-    if (d[i]->stored) ranges.push_back({d[i]->buckets, kBucketsLen});
+    // The entry stands for the buckets (a recovery replays it); without
+    // one (no commit log, or a checkpoint covered the slot) they persist.
+    if (d[i]->entry.len != 0) {
+      ranges.push_back(d[i]->entry);
+    } else if (d[i]->stored && !entries_on_) {
+      ranges.push_back({d[i]->buckets, kBucketsLen});
+    }
   }
   Status st = point->MakeDurable(ranges.data(), ranges.size());
   if (st.ok()) return st;

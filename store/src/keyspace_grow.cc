@@ -131,6 +131,10 @@ Status Keyspace::GrowTo(uint64_t n2, uint64_t generation) {
   if (!st.ok()) {
     return Status(st.code(), "keyspace '" + name_ + "': " + st.message());
   }
+  // Buckets will overwrite those segments: no commit log entry a recovery
+  // reads may name a record there (a tombstone's least of all). No commit
+  // is between its slot store and its entry now (they hold Reading).
+  if (entries_on_) Checkpoint();
   uint8_t* const fresh = index_->buckets() + Index::BytesFor(n);
   const uint64_t fresh_len = Index::BytesFor(n2) - Index::BytesFor(n);
   std::memset(fresh, 0, fresh_len);  // persisted with the copies

@@ -17,8 +17,15 @@
 //       (keyspace_grow.cc) and this is a moved slot's other copy. Cleared;
 //       the copy inside the key's buckets holds.
 // Every repair is persisted and reported as a recovery note.
+//
+// A keyspace with a commit log (format 4) persists no bucket in a commit
+// point: the index on media may then also lack an acknowledged put or
+// delete. After the repairs, ReplayCommitLog applies what the entries past
+// the checkpoint hold (docs/format.md, "Commit log", rule 4).
 #include <string>
+#include <unordered_map>
 
+#include "commit_log.h"
 #include "index.h"
 #include "index_slots.h"
 #include "kv/index_format.h"
@@ -107,6 +114,109 @@ void Keyspace::RepairAfterCrash(std::vector<std::string>* notes) {
                      SlotName(i == older ? j : i) +
                      " holds; the crash came before its clear was durable)");
   });
+}
+
+Keyspace::Replay Keyspace::PlanReplay() const {
+  Replay plan;
+  plan.next_lsn = commit_log_->start();
+  const uint32_t under_index = SegmentsUnderIndex(index_->bucket_count());
+  // Per key, the newest entry whose record verifies: what it names is a
+  // commit the server sealed (writers never write this ring).
+  std::unordered_map<std::string_view, ReplayItem> newest;
+  commit_log_->ForEachPending([&](const commit_log::Entry& e) {
+    plan.next_lsn = std::max(plan.next_lsn, e.lsn + 1);
+    rf::RecordView view;
+    const uint64_t off = ix::SlotLogOffset(e.slot);
+    const uint64_t bytes = ix::SlotRecordBytes(e.slot);
+    // Bounds first (overflow-safe in SlotInBounds); a segment the index
+    // took holds buckets now, never a record.
+    if (!SlotInBounds(e.slot) || off / segment_size_ < under_index ||
+        !rf::VerifyRecord(log_ + off, bytes, id_, &view).ok() ||
+        rf::RecordSizeOf(view) != bytes || view.header.sequence != e.sequence ||
+        ix::Fingerprint(view.header.key_hash) !=
+            ix::UnpackSlot(e.slot).fingerprint ||
+        view.tombstone() != e.tombstone()) {
+      plan.ignored++;
+      return;
+    }
+    auto [it, inserted] = newest.try_emplace(view.key);
+    if (inserted || it->second.record.header.sequence < e.sequence) {
+      it->second.slot_value = e.slot;
+      it->second.record = view;
+    }
+  });
+  // The key's newest slot (a read-only open leaves duplicates).
+  auto newest_slot = [&](std::string_view key, uint64_t hash, Found* out) {
+    const uint64_t home = ix::HomeBucket(hash, index_->bucket_count());
+    bool found = false;
+    for (uint64_t i = home * ix::kSlotsPerBucket;
+         i < (home + ix::kProbeBuckets) * ix::kSlotsPerBucket; i++) {
+      const uint64_t v = LoadSlot(index_->Slot(i));
+      rf::RecordView view;
+      if (v == 0 || !SlotInBounds(v) || !SlotProblem(i, v, &view).empty() ||
+          view.key != key ||
+          (found && view.header.sequence <= out->view.header.sequence)) {
+        continue;
+      }
+      *out = {index_->Slot(i), v, view};
+      found = true;
+    }
+    return found;
+  };
+  for (auto& [key, item] : newest) {
+    item.found = newest_slot(key, item.record.header.key_hash, &item.old);
+    if (item.found &&
+        item.old.view.header.sequence >= item.record.header.sequence) {
+      continue;  // the index holds it, or something newer
+    }
+    if (!item.found && item.record.tombstone()) continue;  // absent already
+    plan.items.push_back(item);
+  }
+  return plan;
+}
+
+void Keyspace::ReplayCommitLog(std::vector<std::string>* notes) {
+  Replay plan = PlanReplay();
+  const std::string ks = "keyspace '" + name_ + "': ";
+  // Clears first, so that the puts find the room they had.
+  uint64_t deletes = 0;
+  uint64_t puts = 0;
+  for (const ReplayItem& it : plan.items) {
+    if (!it.record.tombstone()) continue;
+    __atomic_store_n(it.old.slot, 0, __ATOMIC_RELEASE);
+    deletes++;
+  }
+  for (const ReplayItem& it : plan.items) {
+    if (it.record.tombstone()) continue;
+    if (it.found) {
+      __atomic_store_n(it.old.slot, it.slot_value, __ATOMIC_RELEASE);
+      puts++;
+      continue;
+    }
+    const uint64_t home =
+        ix::HomeBucket(it.record.header.key_hash, index_->bucket_count());
+    if (index_->TakeEmptySlot(home, it.slot_value, true) == nullptr) {
+      notes->push_back(ks + "the commit log's version " +
+                       std::to_string(it.record.header.sequence) +
+                       " of a key found no free slot in its buckets and was "
+                       "not replayed");
+      continue;
+    }
+    puts++;
+  }
+  if (puts + deletes != 0) {
+    notes->push_back(ks + "replayed " + std::to_string(puts) + " puts and " +
+                     std::to_string(deletes) +
+                     " deletes from its commit log that the index on media "
+                     "did not hold yet");
+  }
+  if (plan.ignored != 0) {
+    notes->push_back(ks + std::to_string(plan.ignored) +
+                     " commit log entries name no committed record (a commit "
+                     "the crash interrupted) and were not replayed");
+  }
+  // Durable before anything reads past it; the entries are not read again.
+  commit_log_->Reset(plan.next_lsn, [this] { index_->PersistAll(); });
 }
 
 }  // namespace kv::store

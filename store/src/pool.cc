@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "catalog.h"
+#include "commit_log.h"
 #include "kv/index_format.h"
 #include "kv/keyspace_name.h"
 #include "kv/store/pmem_file_mapping.h"
@@ -112,7 +113,12 @@ Status Pool::Load() {
     slots_[i].copy = ReadCatalogSlot(base, i, &slots_[i].entry);
     if (slots_[i].copy < 0) continue;
     const pf::CatalogEntry& e = slots_[i].entry;
-    const std::string why = ValidateEntryGeometry(e, sb_.pool_size);
+    std::string why = ValidateEntryGeometry(e, sb_.pool_size);
+    if (why.empty() && e.state == kLive && e.commit_log_entries != 0) {
+      why = commit_log::CheckpointProblem(
+          base + e.region_offset + commit_log::kCheckpointOffset,
+          e.commit_log_entries);
+    }
     if (!why.empty()) {
       return Status::Corruption("catalog slot " + std::to_string(i) +
                                 " (keyspace '" + EntryName(e).substr(0, 63) +

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "catalog.h"
+#include "commit_log.h"
 #include "kv/index_format.h"
 #include "kv/keyspace_name.h"
 #include "kv/store/pool.h"
@@ -112,8 +113,11 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
   uint64_t largest = 0;
   Allocate(0, &largest);
   if (o.log_size == 0) {
-    log_size = largest > index_bytes
-                   ? (largest - index_bytes) / o.segment_size * o.segment_size
+    // The commit log's share at its largest for this extent.
+    const uint64_t before_log =
+        index_bytes + (o.commit_log ? CommitLogBytes(largest) : 0);
+    log_size = largest > before_log
+                   ? (largest - before_log) / o.segment_size * o.segment_size
                    : 0;
     const uint64_t max_log = index_format::kMaxLogUnits * index_format::kUnit /
                              o.segment_size * o.segment_size;
@@ -129,7 +133,8 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
         "-byte index; largest free extent is " + std::to_string(largest) +
         " bytes");
   }
-  const uint64_t region_size = index_bytes + log_size;
+  const uint64_t ring_bytes = o.commit_log ? CommitLogBytes(log_size) : 0;
+  const uint64_t region_size = index_bytes + log_size + ring_bytes;
   const uint64_t region = Allocate(region_size, nullptr);
   if (region == 0) {
     return Status::NoSpace("keyspace '" + std::string(name) + "' needs " +
@@ -146,6 +151,15 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
   KV_RETURN_IF_ERROR(index_bytes <= kAllocateIndexUpTo
                          ? mapping_->ZeroAllocated(region, index_bytes)
                          : mapping_->Zero(region, index_bytes));
+  // A ring of zeros holds no entry (each carries a CRC); its checkpoint
+  // starts at lsn 0.
+  if (ring_bytes != 0) {
+    KV_RETURN_IF_ERROR(
+        mapping_->ZeroAllocated(region + index_bytes + log_size, ring_bytes));
+    CommitLog::Format(mapping_->base() + region + commit_log::kCheckpointOffset,
+                      ring_bytes / commit_log::kEntrySize,
+                      mapping_->persister());
+  }
 
   pf::CatalogEntry e{};
   e.state = kLive;
@@ -161,6 +175,10 @@ Result<std::shared_ptr<Keyspace>> Pool::CreateKeyspace(
   e.segment_size = o.segment_size;
   e.max_value_size = o.max_value_size;
   e.open_epoch = 1;
+  if (ring_bytes != 0) {
+    e.commit_log_offset = e.log_offset + log_size;
+    e.commit_log_entries = ring_bytes / commit_log::kEntrySize;
+  }
   KV_RETURN_IF_ERROR(WriteEntry(static_cast<uint32_t>(slot), e));
   auto ks = std::make_shared<Keyspace>(slots_[slot].entry, mapping_.get(),
                                        false, options_.grace_period);

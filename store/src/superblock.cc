@@ -124,8 +124,9 @@ Status LoadSuperblock(Mapping* m, pf::Superblock* out,
   } else if (std::memcmp(&copy[0], &copy[1], sizeof(copy[0])) != 0) {
     notes->push_back("superblock copies differ; using copy A");
   }
-  // Format 2 -> 3 (expiring keys): a format 2 pool's records never carry
-  // the expires flag, so the upgrade is the version word alone: copy A,
+  // Format 2 -> 3 (expiring keys) -> 4 (commit logs): a format 2 pool's
+  // records never carry the expires flag, and no keyspace of a format 3
+  // pool has a commit log, so the upgrade is the version word alone: copy A,
   // persist, copy B, persist. A crash in between leaves A at 3 and B at
   // 2, both valid: the next writable open finishes it (copy A is used).
   uint32_t from = out->format_version;
@@ -142,9 +143,10 @@ Status LoadSuperblock(Mapping* m, pf::Superblock* out,
       m->persister()->Persist(dst, sizeof(sb));
     }
     *out = sb;
-    notes->push_back("pool format upgraded from version " +
-                     std::to_string(from) + " to " +
-                     std::to_string(pf::kFormatVersion) + " (expiring keys)");
+    notes->push_back(
+        "pool format upgraded from version " + std::to_string(from) + " to " +
+        std::to_string(pf::kFormatVersion) +
+        (from < 3 ? " (expiring keys, commit logs)" : " (commit logs)"));
   }
   return Status::Ok();
 }

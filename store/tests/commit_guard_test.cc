@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -313,22 +314,31 @@ TEST_F(CommitGuardTest, FailedEpochPersistFailsTheCommit) {
   EXPECT_EQ(Value("k"), "v2");
 }
 
-// A persister that holds the next persist made only of slots (the
-// pending slot clears) until released.
+// A persister that holds the next persist `match` accepts until
+// released.
 class GatePersister : public Persister {
  public:
-  void Persist(const void*, size_t) override {}
+  using Match = std::function<bool(const Range* ranges, size_t n)>;
+  void Persist(const void* addr, size_t len) override {
+    const Range r = {addr, len};
+    PersistRanges(&r, 1);
+  }
   void PersistRanges(const Range* ranges, size_t n) override {
-    bool slots_only = n > 0;
-    for (size_t i = 0; i < n; i++) slots_only &= ranges[i].len == 8;
-    if (!slots_only || !armed_.exchange(false)) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!match_ || !match_(ranges, n)) return;
+      match_ = nullptr;
+    }
     std::unique_lock<std::mutex> lock(mu_);
     held_ = true;
     cv_.notify_all();
     cv_.wait(lock, [&] { return released_; });
     held_ = false;
   }
-  void Arm() { armed_ = true; }
+  void Arm(Match match) {
+    std::lock_guard<std::mutex> lock(mu_);
+    match_ = std::move(match);
+  }
   bool WaitHeld() {
     std::unique_lock<std::mutex> lock(mu_);
     return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return held_; });
@@ -340,9 +350,9 @@ class GatePersister : public Persister {
   }
 
  private:
-  std::atomic<bool> armed_{false};
   std::mutex mu_;
   std::condition_variable cv_;
+  Match match_;
   bool held_ = false;
   bool released_ = false;
 };
@@ -350,30 +360,43 @@ class GatePersister : public Persister {
 // Defect: the pending clears were taken under the lock but persisted
 // outside it, so a second grant found nothing pending and went on to
 // rewrite a segment before the first grant's clears were durable.
+// With a commit log (format 4) a grant persists the whole index (a
+// checkpoint) instead of the clears alone: the same rule.
 TEST_F(CommitGuardTest, NoGrantCompletesWhileEarlierClearsArePersisting) {
-  auto gate = std::make_shared<GatePersister>();
-  Open(gate);
-  Writer w(ks_);
-  ASSERT_TRUE(w.Put("k", "v1").ok());
-  ASSERT_TRUE(w.Put("k", "v2").ok());  // clears v1's slot, not yet durable
-  gate->Arm();
-  std::thread first([&] { (void)ks_->GrantSegment(); });
-  ASSERT_TRUE(gate->WaitHeld()) << "the clears were never persisted";
-  std::atomic<bool> second_done{false};
-  std::thread second([&] {
-    (void)ks_->GrantSegment();
-    second_done = true;
-  });
-  // The second grant must wait for the first one's clears; give it time
-  // to (wrongly) finish.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(second_done.load())
-      << "a segment was granted (and zeroed) while an earlier slot clear "
-         "was still being persisted";
-  gate->Release();
-  first.join();
-  second.join();
-  EXPECT_TRUE(second_done.load());
+  for (bool commit_log : {false, true}) {
+    SCOPED_TRACE(commit_log ? "commit log" : "no commit log");
+    auto gate = std::make_shared<GatePersister>();
+    KeyspaceOptions o = SmallKeyspace();
+    o.commit_log = commit_log;
+    Open(gate, o);
+    Writer w(ks_);
+    ASSERT_TRUE(w.Put("k", "v1").ok());
+    ASSERT_TRUE(w.Put("k", "v2").ok());  // clears v1's slot, not yet durable
+    const auto* index = ks_->region().base + ks_->region().index_offset;
+    gate->Arm([&](const Persister::Range* r, size_t n) {
+      if (commit_log) return n == 1 && r[0].addr == index;
+      bool slots_only = n > 0;
+      for (size_t i = 0; i < n; i++) slots_only &= r[i].len == 8;
+      return slots_only;
+    });
+    std::thread first([&] { (void)ks_->GrantSegment(); });
+    ASSERT_TRUE(gate->WaitHeld()) << "the clears were never persisted";
+    std::atomic<bool> second_done{false};
+    std::thread second([&] {
+      (void)ks_->GrantSegment();
+      second_done = true;
+    });
+    // The second grant must wait for the first one's clears; give it time
+    // to (wrongly) finish.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(second_done.load())
+        << "a segment was granted (and zeroed) while an earlier slot clear "
+           "was still being persisted";
+    gate->Release();
+    first.join();
+    second.join();
+    EXPECT_TRUE(second_done.load());
+  }
 }
 
 }  // namespace

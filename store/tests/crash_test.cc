@@ -70,11 +70,18 @@ struct Op {
   bool seal = false;  // kAbandon: the grant is sealed (else returned)
 };
 
-class CrashTest : public ::testing::Test {
+// The parameter: keyspaces with a commit log (format 4: commits persist an
+// entry, not their buckets; recovery replays) or without (format 3).
+class CrashTest : public ::testing::TestWithParam<bool> {
  protected:
   // Runs `ops` random operations with seed `seed`; at each persist point
   // for which `check_point(k)` is true, and after each operation i for
   // which `check_after(i)` is true, verifies crash images.
+  static KeyspaceOptions Options() {
+    KeyspaceOptions o = TinyKeyspace();
+    o.commit_log = GetParam();
+    return o;
+  }
   void Run(uint64_t seed, int ops,
            const std::function<bool(uint64_t)>& check_point,
            const std::function<bool(int)>& check_after) {
@@ -87,7 +94,7 @@ class CrashTest : public ::testing::Test {
       ASSERT_TRUE(pool.ok()) << pool.status().ToString();
       pool_ = std::move(*pool);
     }
-    auto ks = pool_->CreateKeyspace("ks", TinyKeyspace());
+    auto ks = pool_->CreateKeyspace("ks", Options());
     ASSERT_TRUE(ks.ok()) << ks.status().ToString();
     ks_ = *ks;
     writer_ = std::make_unique<Writer>(ks_);
@@ -221,7 +228,7 @@ class CrashTest : public ::testing::Test {
         break;
       }
       case Op::kCreateB: {
-        auto b = pool_->CreateKeyspace("b", TinyKeyspace());
+        auto b = pool_->CreateKeyspace("b", Options());
         ASSERT_TRUE(b.ok()) << b.status().ToString();
         b_exists_ = true;
         break;
@@ -346,7 +353,8 @@ class CrashTest : public ::testing::Test {
     // says so, and nothing else may need repair.
     for (const std::string& note : (*pool)->Info().recovery_notes) {
       if (note.find("a commit the crash interrupted") == std::string::npos &&
-          note.find("an older version of the key") == std::string::npos) {
+          note.find("an older version of the key") == std::string::npos &&
+          note.find("from its commit log") == std::string::npos) {
         return Fail(where, "unexpected repair: " + note);
       }
       repairs_++;
@@ -448,7 +456,7 @@ class CrashTest : public ::testing::Test {
   uint64_t crash_reopens_ = 0;  // power failure, then open and go on
 };
 
-TEST_F(CrashTest, EveryPersistPointOfShortRuns) {
+TEST_P(CrashTest, EveryPersistPointOfShortRuns) {
   const int seeds = 12 * CrashScale();
   for (int s = 0; s < seeds && failures_ == 0; s++) {
     Run(
@@ -471,7 +479,7 @@ TEST_F(CrashTest, EveryPersistPointOfShortRuns) {
   EXPECT_GT(repairs_, 0u);
 }
 
-TEST_F(CrashTest, RandomPersistPointsOfLongRuns) {
+TEST_P(CrashTest, RandomPersistPointsOfLongRuns) {
   const int seeds = 4 * CrashScale();
   for (int s = 0; s < seeds && failures_ == 0; s++) {
     std::mt19937_64 pick(77 + s);
@@ -490,6 +498,11 @@ TEST_F(CrashTest, RandomPersistPointsOfLongRuns) {
   EXPECT_GT(images_checked_, 100u);
   EXPECT_GT(repairs_, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Formats, CrashTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? "CommitLog" : "NoCommitLog";
+                         });
 
 }  // namespace
 }  // namespace kv::store

@@ -245,16 +245,18 @@ TEST(ExpiryReopenTest, ExpiriesSurviveAReopenAndAreSweptAfterIt) {
   EXPECT_TRUE(ks->Get("plain", &got).ok());
 }
 
-// Format 2 -> 3: a format 2 pool (no record carries an expiry) opens; a
-// read-only open leaves it at 2, a writable one upgrades both superblock
-// copies in place and says so.
+// Format 2 -> 4: a format 2 pool (no record carries an expiry, no
+// keyspace has a commit log) opens; a read-only open leaves it at 2, a
+// writable one upgrades both superblock copies in place and says so.
 TEST(ExpiryFormatTest, AFormat2PoolIsUpgradedAtItsFirstWritableOpen) {
   TempDir dir;
   const std::string path = dir.File("pool");
   {
     auto pool = Pool::Create(path, 4 << 20, NoGrace());
     ASSERT_TRUE(pool.ok());
-    auto ks = (*pool)->CreateKeyspace("ks", SmallKeyspace()).value();
+    KeyspaceOptions format2 = SmallKeyspace();
+    format2.commit_log = false;
+    auto ks = (*pool)->CreateKeyspace("ks", format2).value();
     Writer w(ks);
     ASSERT_TRUE(w.Put("k", "v").ok());
   }
@@ -267,7 +269,7 @@ TEST(ExpiryFormatTest, AFormat2PoolIsUpgradedAtItsFirstWritableOpen) {
       pf::Superblock sb;
       ASSERT_EQ(fseek(f, static_cast<long>(off), SEEK_SET), 0);
       ASSERT_EQ(fread(&sb, sizeof(sb), 1, f), 1u);
-      ASSERT_EQ(sb.format_version, 3u);
+      ASSERT_EQ(sb.format_version, pf::kFormatVersion);
       sb.format_version = 2;
       sb.crc = Crc32c(&sb, offsetof(pf::Superblock, crc));
       ASSERT_EQ(fseek(f, static_cast<long>(off), SEEK_SET), 0);
@@ -288,10 +290,10 @@ TEST(ExpiryFormatTest, AFormat2PoolIsUpgradedAtItsFirstWritableOpen) {
     auto pool = Pool::Open(path, NoGrace());
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();
     const PoolInfo info = (*pool)->Info();
-    EXPECT_EQ(info.format_version, 3u);
+    EXPECT_EQ(info.format_version, 4u);
     bool noted = false;
     for (const std::string& n : info.recovery_notes) {
-      noted |= n.find("upgraded from version 2 to 3") != std::string::npos;
+      noted |= n.find("upgraded from version 2 to 4") != std::string::npos;
     }
     EXPECT_TRUE(noted);
     auto ks = (*pool)->GetKeyspace("ks").value();
@@ -300,10 +302,10 @@ TEST(ExpiryFormatTest, AFormat2PoolIsUpgradedAtItsFirstWritableOpen) {
     Writer w(ks);
     EXPECT_TRUE(w.PutExpiring("t", "v", 1000).ok());
   }
-  // Both copies say 3 now; the next open has nothing to upgrade.
+  // Both copies say 4 now; the next open has nothing to upgrade.
   auto pool = Pool::Open(path, NoGrace());
   ASSERT_TRUE(pool.ok());
-  EXPECT_EQ((*pool)->Info().format_version, 3u);
+  EXPECT_EQ((*pool)->Info().format_version, 4u);
   for (const std::string& n : (*pool)->Info().recovery_notes) {
     EXPECT_EQ(n.find("upgraded"), std::string::npos) << n;
   }

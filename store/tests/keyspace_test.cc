@@ -357,7 +357,11 @@ TEST_F(KeyspaceTest, RegionCoversIndexAndLogAsTheCatalogSays) {
   const KeyspaceInfo info = ks_->info();
   EXPECT_EQ(r.size, info.region_size);
   EXPECT_LE(r.index_offset + r.index_size, r.log_offset);
-  EXPECT_EQ(r.log_offset + r.log_size, r.size);
+  // The commit log right after the log ends the region.
+  ASSERT_NE(info.commit_log_entries, 0u);
+  EXPECT_EQ(r.base + r.log_offset + r.log_size,
+            r.base - info.region_offset + info.commit_log_offset);
+  EXPECT_EQ(r.log_offset + r.log_size + info.commit_log_entries * 32, r.size);
   EXPECT_EQ(r.base + r.log_offset, ks_->log_base());
   EXPECT_EQ(r.index_size,
             index_format::PhysicalBuckets(info.bucket_count) * 64);

@@ -81,14 +81,41 @@ class PersisterTest : public ::testing::TestWithParam<bool> {
                ix::kBucketSize;
   }
 
+  // Whether a persist call touches the index's bytes.
+  bool TouchesIndex(const Call& c) const {
+    const Keyspace::Region r = ks_->region();
+    const uint8_t* lo = r.base + r.index_offset;
+    const uint8_t* hi = lo + r.index_size;
+    const auto* p = static_cast<const uint8_t*>(c.addr);
+    return p < hi && lo < p + c.len;
+  }
+  // The keyspace's commit log ring (format 4).
+  std::pair<const uint8_t*, size_t> Ring() const {
+    const KeyspaceInfo i = ks_->info();
+    return {ks_->region().base - i.region_offset + i.commit_log_offset,
+            i.commit_log_entries * 32};
+  }
+  // Whether the calls made some 32 bytes of the ring durable (the commit's
+  // entry; which one is the commit log's business).
+  static bool SomeOfRingDurable(const std::vector<Call>& log,
+                                std::pair<const uint8_t*, size_t> ring) {
+    for (size_t off = 0; off < ring.second; off += 32) {
+      if (Durable(log, ring.first + off, 32)) return true;
+    }
+    return false;
+  }
+
   testing::TempDir dir_;
   PmemFileMapping* mapping_ = nullptr;
   std::unique_ptr<Pool> pool_;
   std::shared_ptr<Keyspace> ks_;
 };
 
-// A put is one persist point: one msync spanning record and buckets, or
-// two flushes and one drain, and nothing is left unfenced when it returns.
+// A put is one persist point. On a page-granularity file with a commit log
+// (format 4): one msync spanning record and its entry, and no index page
+// (the point of the commit log). On cache lines (the commit log unused
+// there): record and buckets, two flushes and one drain. Nothing is left
+// unfenced when it returns.
 TEST_P(PersisterTest, APutMakesRecordAndBucketsDurableInOnePersist) {
   Writer w(ks_);
   ASSERT_TRUE(w.Put("warm-up", "takes the grant").ok());
@@ -98,10 +125,10 @@ TEST_P(PersisterTest, APutMakesRecordAndBucketsDurableInOnePersist) {
   std::string got;
   ASSERT_TRUE(ks_->Get("key", &got, &v).ok());
   EXPECT_TRUE(Durable(log, ks_->log_base() + v.log_offset, v.length));
-  EXPECT_TRUE(
-      Durable(log, BucketsOf("key"), ix::kProbeBuckets * ix::kBucketSize));
   ASSERT_FALSE(log.empty());
   if (cache_line()) {
+    EXPECT_TRUE(
+        Durable(log, BucketsOf("key"), ix::kProbeBuckets * ix::kBucketSize));
     ASSERT_EQ(log.size(), 3u);
     EXPECT_EQ(log[0].kind, Call::kFlush);
     EXPECT_EQ(log[1].kind, Call::kFlush);
@@ -109,11 +136,14 @@ TEST_P(PersisterTest, APutMakesRecordAndBucketsDurableInOnePersist) {
   } else {
     ASSERT_EQ(log.size(), 1u);
     EXPECT_EQ(log[0].kind, Call::kPersist);
+    EXPECT_TRUE(SomeOfRingDurable(log, Ring()));
+    EXPECT_FALSE(TouchesIndex(log[0]));
   }
 }
 
-// A delete: buckets persisted, then tombstone + buckets — the last call
-// is a drain (cache line) or an msync (page).
+// A delete ends fenced — the last call is a drain (cache line) or an
+// msync (page) — with its tombstone durable, and the buckets (cache line:
+// persisted, then tombstone + buckets) or its entry (page, commit log).
 TEST_P(PersisterTest, ADeleteEndsFenced) {
   Writer w(ks_);
   ASSERT_TRUE(w.Put("key", "value").ok());
@@ -121,8 +151,28 @@ TEST_P(PersisterTest, ADeleteEndsFenced) {
       Record([&] { ASSERT_TRUE(w.Delete("key").ok()); });
   ASSERT_FALSE(log.empty());
   EXPECT_EQ(log.back().kind, cache_line() ? Call::kDrain : Call::kPersist);
+  if (cache_line()) {
+    EXPECT_TRUE(
+        Durable(log, BucketsOf("key"), ix::kProbeBuckets * ix::kBucketSize));
+  } else {
+    EXPECT_TRUE(SomeOfRingDurable(log, Ring()));
+    EXPECT_FALSE(TouchesIndex(log.back()));
+  }
+}
+
+// A keyspace without a commit log (format 3) persists the buckets of a put
+// with its record, in one persist point, on either granularity.
+TEST_P(PersisterTest, WithoutACommitLogAPutPersistsItsBuckets) {
+  KeyspaceOptions o = testing::SmallKeyspace();
+  o.commit_log = false;
+  ks_ = pool_->CreateKeyspace("format3", o).value();
+  Writer w(ks_);
+  ASSERT_TRUE(w.Put("warm-up", "takes the grant").ok());
+  const std::vector<Call> log =
+      Record([&] { ASSERT_TRUE(w.Put("key", std::string(300, 'v')).ok()); });
   EXPECT_TRUE(
       Durable(log, BucketsOf("key"), ix::kProbeBuckets * ix::kBucketSize));
+  EXPECT_EQ(log.size(), cache_line() ? 3u : 1u);
 }
 
 // PersistRanges over ranges far apart: one msync spanning all of them

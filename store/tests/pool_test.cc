@@ -26,7 +26,7 @@ TEST_F(PoolTest, CreateMakesSparseFileAndReopens) {
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();
     PoolInfo info = (*pool)->Info();
     EXPECT_EQ(info.size, 64ull << 20);
-    EXPECT_EQ(info.format_version, 3u);
+    EXPECT_EQ(info.format_version, 4u);
     EXPECT_EQ(info.keyspaces, 0u);
     EXPECT_EQ(info.uuid.size(), 36u);
   }

@@ -88,10 +88,12 @@ class TrackedKeyspaceTest : public ::testing::Test {
     auto pool = tp_.Create();
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(*pool);
-    auto ks = pool_->CreateKeyspace("ks", TinyKeyspace());
+    auto ks = pool_->CreateKeyspace("ks", Options());
     ASSERT_TRUE(ks.ok()) << ks.status().ToString();
     ks_ = *ks;
   }
+  // The keyspace's options (a subclass may test a format 3 keyspace).
+  virtual KeyspaceOptions Options() const { return TinyKeyspace(); }
 
   // Index position of the slot holding `key`'s current version.
   int64_t SlotIndexOf(const std::string& key) {

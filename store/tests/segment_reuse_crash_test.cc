@@ -234,7 +234,13 @@ TEST_F(SegmentReuseCrashTest, ARepairIsDurableBeforeItsSegmentIsReused) {
   TrackedPool reopened(image);
   auto pool = reopened.Open();
   ASSERT_TRUE(pool.ok());
-  ASSERT_EQ((*pool)->Info().recovery_notes.size(), 1u);
+  // The torn slot's repair (with a commit log, the put's entry is also
+  // replayed: its bucket was never persisted).
+  int cleared = 0;
+  for (const std::string& n : (*pool)->Info().recovery_notes) {
+    cleared += n.find("a commit the crash interrupted") != std::string::npos;
+  }
+  ASSERT_EQ(cleared, 1);
   ks_ = (*pool)->GetKeyspace("ks").value();
   CrashEverywhere(
       &reopened.tracker(), kRandomImages,

@@ -5,12 +5,16 @@
 //
 // Input: byte 0 picks a truncation (0 = none, else the image is cut to
 // byte0 * 8 KiB); then 4-byte patches {u16 position, u8 area, u8 value}:
-// `area` chooses superblock / catalog / index / log so mutations land
-// where the parsers look, `position` is the offset within it.
+// `area` chooses superblock / catalog / index / log / commit log ring, or
+// the ring with the patched entry's CRC made right again (docs/format.md
+// "Commit log": so that entries naming hostile slots, sequences, lsns
+// and flags reach the replay, not only the CRC check), so mutations land
+// where the parsers look; `position` is the offset within it.
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "kv/crc32c.h"
 #include "kv/store/pool.h"
 #include "kv/store/writer.h"
 
@@ -68,14 +72,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   if (data[0] != 0)
     image.resize(std::min<size_t>(image.size(), data[0] * 8192u));
-  const uint64_t area_start[4] = {0, pool_format::kCatalogOffset,
+  const uint64_t area_start[6] = {0,
+                                  pool_format::kCatalogOffset,
                                   base.info.region_offset,
-                                  base.info.log_offset};
+                                  base.info.log_offset,
+                                  base.info.commit_log_offset,
+                                  base.info.commit_log_offset};
   for (size_t i = 1; i + 4 <= size; i += 4) {
     uint16_t pos;
     std::memcpy(&pos, data + i, 2);
-    const uint64_t off = area_start[data[i + 2] % 4] + pos;
-    if (off < image.size()) image[off] = data[i + 3];
+    const int area = data[i + 2] % 6;
+    const uint64_t off = area_start[area] + pos;
+    if (off >= image.size()) continue;
+    image[off] = data[i + 3];
+    if (area == 5) {
+      // The entry's CRC over its 28 bytes, extended with the keyspace id.
+      const uint64_t entry = off - (off - area_start[5]) % 32;
+      if (entry + 32 > image.size()) continue;
+      const uint32_t id = base.info.id;
+      const uint32_t crc = kv::Crc32cExtend(
+          kv::Crc32c(image.data() + entry, 28), &id, sizeof(id));
+      std::memcpy(image.data() + entry + 28, &crc, 4);
+    }
   }
   PoolOptions po;
   po.grace_period = std::chrono::milliseconds(0);

@@ -72,19 +72,20 @@ m('put-no-commit-persist', KC,
   '''  Status st = Status::Ok();''',
   'put: no persist at the commit point')
 m('put-record-only', KC,
-  '''    if (d[i]->stored) ranges.push_back({d[i]->buckets, kBucketsLen});
-''',
-  '',
-  'put: only the record persisted, not the buckets')
+  '''    } else if (d[i]->stored && !entries_on_) {
+      ranges.push_back({d[i]->buckets, kBucketsLen});
+    }''',
+  '''    }''',
+  'put (no commit log): only the record persisted, not the buckets')
 m('put-buckets-only', KC,
   '''    ranges.push_back({d[i]->record, d[i]->length});
 ''',
   '',
   'put: only the buckets persisted, not the record')
 m('put-home-bucket-only', KC,
-  '''    if (d[i]->stored) ranges.push_back({d[i]->buckets, kBucketsLen});''',
-  '''    if (d[i]->stored) ranges.push_back({d[i]->buckets, ix::kBucketSize});''',
-  'put: persist covers the home bucket only, not the next one')
+  '''      ranges.push_back({d[i]->buckets, kBucketsLen});''',
+  '''      ranges.push_back({d[i]->buckets, ix::kBucketSize});''',
+  'put (no commit log): persist covers the home bucket only, not the next one')
 m('put-half-record', KC,
   '''    ranges.push_back({d[i]->record, d[i]->length});''',
   '''    ranges.push_back({d[i]->record, d[i]->length / 2u});''',
@@ -143,10 +144,12 @@ m('grant-partial-zero-skipped', KS,
   'grant: the partial first page after a returned tail is left to Zero()',
   'Zero() then gets the unaligned start and zeroes it durably too (a memory mapping stores and persists zeros; a file punches a hole, which zeroes partial blocks, and fsyncs): only slower')
 m('grant-no-pending-clears', KS,
-  '''  index_->PersistClears();
+  '''    index_->PersistClears();
+  }
   // Zero''',
-  '''  // Zero''',
-  'grant: pending clears not persisted before a segment is rewritten')
+  '''  }
+  // Zero''',
+  'grant (no commit log): pending clears not persisted before a segment is rewritten')
 m('close-no-index-persist', IX,
   '''  persister_->Persist(buckets_, BytesFor(bucket_count()));
 }''',

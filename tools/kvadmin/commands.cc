@@ -206,6 +206,10 @@ int KeyspaceCreate(const std::string& path, const std::string& name,
   out << "created keyspace " << k.name << " (id " << k.id << "): index "
       << k.bucket_count << " buckets, log " << Human(k.log_size) << " in "
       << k.log_size / k.segment_size << " segments of " << Human(k.segment_size)
+      << ", commit log "
+      << (k.commit_log_entries != 0
+              ? std::to_string(k.commit_log_entries) + " entries"
+              : std::string("none"))
       << "\n";
   return kExitOk;
 }
@@ -228,7 +232,8 @@ int KeyspaceList(const std::string& path, std::ostream& out,
   for (const store::KeyspaceInfo& k : (*pool)->ListKeyspaces()) {
     out << k.name << "\tid=" << k.id << "\tbuckets=" << k.bucket_count
         << "\tlog=" << k.log_size << "\tsegment=" << k.segment_size
-        << "\tmax_value=" << k.max_value_size << "\n";
+        << "\tmax_value=" << k.max_value_size
+        << "\tcommit_log=" << k.commit_log_entries << "\n";
   }
   return kExitOk;
 }

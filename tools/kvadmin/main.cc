@@ -50,6 +50,10 @@ DEFINE_string(log_size, "0",
               "room is left for more "
               "keyspaces; kvadmin info shows it)");
 DEFINE_string(max_value_size, "1M", "keyspace create: largest value accepted");
+DEFINE_bool(commit_log, true,
+            "keyspace create: give the keyspace a commit log (pool format "
+            "4: a commit on a file pool persists its record and a 32-byte "
+            "entry instead of its index pages; docs/format.md)");
 DEFINE_string(out, "", "snapshot: the new snapshot directory (must not exist)");
 DEFINE_string(snapshot, "", "snapshot-info/verify/restore: snapshot directory");
 DEFINE_string(format, "text", "snapshot-info, cluster status: text or json");
@@ -434,6 +438,7 @@ int main(int argc, char** argv) {
     o.segment_size = static_cast<uint32_t>(seg);
     o.log_size = log;
     o.max_value_size = static_cast<uint32_t>(maxv);
+    o.commit_log = FLAGS_commit_log;
     return KeyspaceCreate(FLAGS_pool, FLAGS_keyspace, o, std::cout, std::cerr);
   }
   if (cmd == "dump" || cmd == "load") {

@@ -122,6 +122,8 @@ int Verify(const std::string& pool_path, const std::string& dir, uint64_t limit,
     if (!sides.second.empty()) {
       auto ks = (*pool)->GetKeyspace(sides.second);
       if (!ks.ok()) return Fail(err, ks.status());
+      const Status readable = (*ks)->ReadableOrWhy();  // a replay pending
+      if (!readable.ok()) return Fail(err, readable);
       progress->Phase("keyspace " + name + ": reading and sorting",
                       (*ks)->Stats().keys);
       w = WalkKeyspace(**ks, &*progress);

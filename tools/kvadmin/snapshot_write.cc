@@ -115,6 +115,7 @@ Status Build(store::Pool* pool, SnapshotDb* db, std::ostream& os,
     for (const auto& k : list) {
       auto ks = pool->GetKeyspace(k.name);
       if (!ks.ok()) return ks.status();
+      KV_RETURN_IF_ERROR((*ks)->ReadableOrWhy());  // a replay pending
       progress.Phase("keyspace " + k.name + ": reading and sorting",
                      (*ks)->Stats().keys);
       const WalkedKeyspace w = WalkKeyspace(**ks, &progress);

@@ -318,10 +318,10 @@ done
   echo "best/r = the best rpkv mode / Redis; met = poll/block/adapt."
   echo "Limits: round trip p50 (ping): ${LIMITS%, }"
   echo "        msync of 2 mapped pages ${MSYNC_US:-?} us p50; append+fdatasync (Redis always) ${APPEND_US:-?} us p50; 4 KiB O_DSYNC ${FLUSH_US:-?} us"
-  echo "        group commit of 16 puts: pool msync (16 random index pages + log) ${BATCH_POOL_US:-?} us p50, Redis 16 appends + fdatasync ${BATCH_REDIS_US:-?} us p50"
-  echo "          -> 16-in-flight durable rows bounded near Redis x $(ratio "${BATCH_REDIS_US}" "${BATCH_POOL_US}") (the same batch on each side)"
+  echo "        group commit of 16 puts: format 3 msync (16 random index pages + log) ${BATCH_POOL_US:-?} us p50, Redis 16 appends + fdatasync ${BATCH_REDIS_US:-?} us p50"
+  echo "          -> a keyspace without a commit log: 16-in-flight durable rows bounded near Redis x $(ratio "${BATCH_REDIS_US}" "${BATCH_POOL_US}") (the same batch on each side)"
   log_total=$(awk -v a="$BATCH_LOG_US" -v b="$BATCH_CKPT_US" 'BEGIN { if (a == "" || b == "" || a == "?" || b == "?") print "?"; else print a + b }')
-  echo "        with a commit log (the next format, docs/format.md): records + log entries ${BATCH_LOG_US:-?} us p50, + ${BATCH_CKPT_US:-?} us of index checkpoints per batch"
+  echo "        with a commit log (format 4, the default keyspace's; docs/format.md): records + log entries ${BATCH_LOG_US:-?} us p50, + ${BATCH_CKPT_US:-?} us of index checkpoints per batch"
   echo "          -> bound near Redis x $(ratio "${BATCH_REDIS_US}" "$log_total") (x $(ratio "${BATCH_REDIS_US}" "${BATCH_LOG_US}") with no checkpoint)$(awk -v r="$(ratio "${BATCH_REDIS_US}" "${BATCH_LOG_US}")" 'BEGIN { if (r != "n/a" && r < 2) print ": one flush per batch on each side, so no format reaches 2x here" }')"
   echo "        loopback TCP round trip (kvbench_rtt_floor): block ${RTT_BLOCK_US:-?} us, both busy-polling ${RTT_BUSY_US:-?} us p50"
   r_get=${VAL_get1_redis:-}

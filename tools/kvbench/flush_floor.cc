@@ -14,10 +14,10 @@
 // msyncs per second of all threads together (a device that serializes
 // flushes shows the same rate for any thread count).
 // Then a group commit of --batch puts three ways: one msync over that many
-// random index pages and their log pages (what the file pool pays), the
-// same with a commit log instead of the index pages (what the next format
-// would pay, docs/format.md) and Redis's that many appends with one
-// fdatasync.
+// random index pages and their log pages (what a keyspace without a
+// commit log pays: format 3), the same with a commit log instead of the
+// index pages (format 4, docs/format.md "Commit log") and Redis's that
+// many appends with one fdatasync.
 // --pool_advice=false maps without the pool's MADV_RANDOM: readahead then
 // builds large folios and an msync writes whole folios back.
 // Exit status: 0 ok, 2 usage, 3 the file could not be made.
@@ -121,8 +121,8 @@ double MsyncSpan(uint8_t* lo, uint8_t* hi) {
   return Us(a, Clock::now());
 }
 
-// A group commit with a commit log (docs/format.md, "Next: a
-// commit log"), on a file of its own so that the other ways' msyncs never
+// A group commit with a commit log (docs/format.md, "Commit log"), on a
+// file of its own so that the other ways' msyncs never
 // write its index back: each put stores its slot in a random page of an
 // index of kLogIndexPages and leaves it dirty; one msync over the batch's
 // records and its 32 B commit-log entries (a ring right after the log)

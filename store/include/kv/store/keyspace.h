@@ -36,6 +36,7 @@
 
 namespace kv::store {
 
+class CommitLog;
 class CommitPipeline;
 class Index;
 class SegmentTable;
@@ -268,6 +269,12 @@ class Keyspace {
 
   KeyspaceStats Stats() const;
 
+  // ok, or unavailable on a read-only open of an unclean keyspace whose
+  // commit log holds commits its index does not (a writable open replays
+  // them): then the index alone is stale, and Get, ForEach and every
+  // offline walk of the slots (kvadmin snapshot, dump, verify) refuse.
+  Status ReadableOrWhy() const;
+
   // Compacts: first runs the expiry sweep (ReclaimExpired: records
   // expired by then are not copied, their slots are cleared), then copies
   // the live records of sealed segments whose live ratio is at most
@@ -330,7 +337,10 @@ class Keyspace {
     uint64_t slot_value = 0;
     bool stored = false;           // kReserved: slot_value is in *slot
     uint64_t* old_slot = nullptr;  // the key's previous slot, or nullptr
-    bool index_full = false;       // kDone, no_space: the neighbourhood is full
+    // kReserved, kOrdered: the commit log entry its commit point persists
+    // (none when the keyspace writes none, or a checkpoint covered it).
+    Persister::Range entry = {nullptr, 0};
+    bool index_full = false;  // kDone, no_space: the neighbourhood is full
     uint64_t index_generation = 0;  // index_full: the geometry decided in
   };
 
@@ -394,6 +404,32 @@ class Keyspace {
   uint32_t SegmentsUnderIndex(uint64_t bucket_count) const;
   // Unclean recovery: clears torn and duplicate slots (durably).
   void RepairAfterCrash(std::vector<std::string>* notes);
+  // What the commit log holds past its checkpoint that the index does
+  // not: per key the newest entry whose record verifies, when newer than
+  // the key's version in the index (keyspace_recover.cc).
+  struct ReplayItem {
+    uint64_t slot_value = 0;           // the entry's (a tombstone's record)
+    record_format::RecordView record;  // verified; tombstone: a delete
+    bool found = false;                // the key has an older slot
+    Found old;
+  };
+  struct Replay {
+    std::vector<ReplayItem> items;
+    uint64_t next_lsn = 0;  // above every entry read
+    uint64_t ignored = 0;   // entries whose record does not verify
+  };
+  Replay PlanReplay() const;
+  // Unclean writable recovery, after RepairAfterCrash: applies PlanReplay
+  // (clears, then puts) and moves the checkpoint past it, durably.
+  void ReplayCommitLog(std::vector<std::string>* notes);
+  // Appends the entry of a commit whose slot change is stored (d->entry).
+  Persister::Range AppendEntry(uint64_t slot, uint64_t sequence,
+                               bool tombstone);
+  // The whole index durable, then the commit log's start past it.
+  void Checkpoint();
+  // A checkpoint when half the commit log is past its start.
+  void MaybeCheckpoint();
+
   // Calls fn(i, j, older) for each pair of slots holding the same key;
   // `older` is i or j (the lower sequence).
   void ForEachDuplicate(const std::function<void(uint64_t i, uint64_t j,
@@ -428,6 +464,12 @@ class Keyspace {
   bool unclean_ = false;  // not closed cleanly (repaired unless read-only)
   std::unique_ptr<SegmentTable> segments_;
   std::unique_ptr<Index> index_;
+  // Format 4: the commit log (nullptr: the keyspace has none), and
+  // whether commits write entries (a writable open of a page or memory
+  // mapping; on a cache-line mapping the index persists are as cheap).
+  std::unique_ptr<CommitLog> commit_log_;
+  bool entries_on_ = false;
+  uint64_t replay_pending_ = 0;  // read-only unclean: commits not replayed
   // One growth at a time (taken before the index's resize lock).
   std::mutex grow_mu_;
   std::function<Status(uint64_t, uint64_t)> growth_sink_;

@@ -40,6 +40,17 @@ inline uint64_t IndexRegionBytes(uint64_t index_capacity) {
          IndexBytes(BucketCountFor(index_capacity));
 }
 
+// Bytes of the commit log (pool format 4) of a keyspace whose log is
+// `log_size` bytes: 1/64 of the log in whole pages, 16 KiB .. 2 MiB
+// (512 .. 65,536 entries of 32 bytes; docs/format.md "Commit log").
+inline uint64_t CommitLogBytes(uint64_t log_size) {
+  constexpr uint64_t kMin = 16 << 10;
+  constexpr uint64_t kMax = 2 << 20;
+  const uint64_t b =
+      log_size / 64 / pool_format::kRegionAlign * pool_format::kRegionAlign;
+  return b < kMin ? kMin : b > kMax ? kMax : b;
+}
+
 // The smallest log: one segment for writers, plus the two the keyspace
 // keeps back (one for deletes on a full keyspace, one for the cleaner).
 inline constexpr uint64_t kMinSegments = 3;
@@ -50,20 +61,24 @@ inline constexpr uint64_t kMinSegments = 3;
 inline uint64_t DefaultLogSize(uint64_t largest_free,
                                const KeyspaceOptions& o) {
   const uint64_t half = largest_free / 2;
-  const uint64_t index = IndexRegionBytes(o.index_capacity);
+  // The commit log's share is taken at its largest for a log of `half`.
+  const uint64_t index = IndexRegionBytes(o.index_capacity) +
+                         (o.commit_log ? CommitLogBytes(half) : 0);
   if (half <= index) return 0;
   const uint64_t log = (half - index) / o.segment_size * o.segment_size;
   return log >= kMinSegments * o.segment_size ? log : 0;
 }
 
 // The smallest pool that holds one keyspace of `index_capacity` keys and
-// `segment_size` segments with its default log (DefaultLogSize: half of
-// the largest free extent, less the index, must hold kMinSegments
-// segments). The one rule for kvserver's --pool_size (its default
+// `segment_size` segments (and a commit log) with its default log
+// (DefaultLogSize: half of the largest free extent, less the index, must hold
+// kMinSegments segments). The one rule for kvserver's --pool_size (its default
 // keyspace) and kvadmin create's --size.
 inline uint64_t MinPoolSizeFor(uint64_t index_capacity, uint64_t segment_size) {
   const uint64_t index = IndexRegionBytes(index_capacity);
-  return pool_format::kDataOffset + 2 * (index + kMinSegments * segment_size);
+  const uint64_t log = kMinSegments * segment_size;
+  return pool_format::kDataOffset +
+         2 * (index + log + CommitLogBytes(2 * (index + log)));
 }
 
 }  // namespace kv::store

@@ -46,6 +46,11 @@ struct KeyspaceOptions {
   // cluster assigns it, so that a shard's records are byte-identical on
   // every replica; no other live keyspace of the pool may have it.
   uint32_t id = 0;
+  // A commit log (pool format 4; docs/format.md "Commit log"): on a
+  // page-granularity pool a commit persists its record and a 32-byte
+  // entry next to it instead of its index pages. Off: the keyspace
+  // commits as format 3 did.
+  bool commit_log = true;
 };
 
 // What ListKeyspaces() reports of a keyspace (from its catalog entry).
@@ -61,6 +66,9 @@ struct KeyspaceInfo {
   uint64_t log_size = 0;
   uint32_t segment_size = 0;
   uint32_t max_value_size = 0;
+  // Format 4: the commit log's ring (absolute offset), 0 and 0 for none.
+  uint64_t commit_log_offset = 0;
+  uint64_t commit_log_entries = 0;
 };
 
 struct KeyspaceStats {

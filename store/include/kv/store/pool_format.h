@@ -8,8 +8,8 @@
 //   [4096, 8192)     superblock copy B
 //   [8192, 40960)    catalog: kCatalogSlots slots x 2 copies x 256 bytes
 //   [65536, size)    data area: keyspace regions (index header page,
-//                    index, then log; a growing index extends over the
-//                    log's first segments)
+//                    index, log, then the commit log; a growing index
+//                    extends over the log's first segments)
 #ifndef KV_STORE_POOL_FORMAT_H_
 #define KV_STORE_POOL_FORMAT_H_
 
@@ -24,7 +24,12 @@ inline constexpr char kMagic[8] = {'R', 'P', 'K', 'V', 'P', 'O', 'O', 'L'};
 //    2 pool is upgraded in place at its first writable open (its records
 //    never carry the flag; only the version word changes), so that a
 //    release that knows no expiry refuses it rather than a record.
-inline constexpr uint32_t kFormatVersion = 3;
+// 4: a keyspace may have a commit log (CatalogEntry::commit_log_*; the
+//    index header page holds its checkpoint). Older pools are upgraded in
+//    place the same way: their keyspaces have none and keep committing as
+//    before; a release that knows no commit log must not open a pool whose
+//    keyspaces need a replay of one.
+inline constexpr uint32_t kFormatVersion = 4;
 // The oldest format this build opens (1 has no index header page).
 inline constexpr uint32_t kMinFormatVersion = 2;
 inline constexpr uint64_t kSuperblockOffset[2] = {0, 4096};
@@ -83,7 +88,12 @@ struct CatalogEntry {
   uint64_t clean_epoch;
   // 1 at create, +1 per index growth (the index header publishes it).
   uint64_t index_generation;
-  uint8_t reserved[88];
+  // Format 4: the commit log (docs/format.md "Commit log"): a ring of
+  // commit_log_entries 32-byte entries at commit_log_offset (absolute),
+  // right after the log. 0 and 0: none (keyspaces of older formats).
+  uint64_t commit_log_offset;
+  uint64_t commit_log_entries;
+  uint8_t reserved[72];
 };
 static_assert(sizeof(CatalogEntry) == kCatalogEntrySize);
 
