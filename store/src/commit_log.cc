@@ -17,6 +17,16 @@ uint32_t Load32(const uint8_t* p) {
   std::memcpy(&v, p, 4);
   return v;
 }
+// Ring and checkpoint bytes are stored as 8-byte words, as slots are:
+// a persist of a neighbouring entry (its cache line) may read them
+// meanwhile (the test persister does, with atomic loads).
+void StoreWords(uint8_t* dst, const uint8_t* src, size_t n) {
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, src + i, 8);
+    __atomic_store_n(reinterpret_cast<uint64_t*>(dst + i), w, __ATOMIC_RELAXED);
+  }
+}
 uint32_t EntryCrc(const uint8_t* bytes, uint32_t id) {
   return Crc32cExtend(Crc32c(bytes, 28), &id, sizeof(id));
 }
@@ -113,10 +123,13 @@ void CommitLog::Format(uint8_t* checkpoint, uint64_t entries,
 bool CommitLog::Load() {
   cl::Checkpoint c;
   if (!cl::ReadCheckpoint(checkpoint_, entries_, &c)) return false;
+  // Never nested: Checkpoint takes checkpoint_mu_, then mu_.
+  {
+    std::lock_guard<std::mutex> ck(checkpoint_mu_);
+    generation_ = c.generation;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   start_ = next_ = c.start;
-  std::lock_guard<std::mutex> ck(checkpoint_mu_);
-  generation_ = c.generation;
   return true;
 }
 
@@ -164,8 +177,10 @@ Persister::Range CommitLog::Append(uint64_t slot, uint64_t sequence,
   // entry. (Written anyway, it could overwrite a later lap's entry.)
   if (lsn < start_) return {nullptr, 0};
   uint8_t* at = ring_ + (lsn % entries_) * cl::kEntrySize;
+  uint8_t bytes[cl::kEntrySize];
   cl::EncodeEntry({lsn, slot, sequence, tombstone ? cl::kTombstone : 0u}, id_,
-                  at);
+                  bytes);
+  cl::StoreWords(at, bytes, sizeof(bytes));
   return {at, cl::kEntrySize};
 }
 
@@ -175,7 +190,7 @@ void CommitLog::WriteCheckpoint(uint64_t start) {
   uint8_t* at = checkpoint_ + (generation_ % 2) * cl::kCheckpointCopySize;
   uint8_t bytes[cl::kCheckpointCopySize];
   cl::EncodeCheckpoint({generation_, start, entries_}, bytes);
-  std::memcpy(at, bytes, sizeof(bytes));
+  cl::StoreWords(at, bytes, sizeof(bytes));
   persister_->Persist(at, sizeof(bytes));
 }
 
