@@ -56,15 +56,17 @@ int Restore(const std::string& pool_path, const std::string& dir, bool force,
   // header page before the index): a snapshot re-links slots by position.
   Result<std::string> format = (*db)->Meta(sf::meta::kPoolFormatVersion);
   if (!format.ok()) return Fail(err, format.status());
-  // Format 3 only added a record flag: a format 2 snapshot's layout is
-  // format 3's (the pool it is restored into is upgraded at open).
-  if (*format != std::to_string(store::pool_format::kFormatVersion) &&
-      *format != "2") {
+  // Format 3 only added a record flag and format 4 a commit log after the
+  // log (restore recreates keyspaces without one): the slots of a format
+  // 2, 3 or 4 snapshot lie where format 4's do (the pool it is restored
+  // into is upgraded at open).
+  static_assert(store::pool_format::kFormatVersion == 4,
+                "a new pool format: say whether its snapshots restore here");
+  if (*format != "4" && *format != "3" && *format != "2") {
     return Fail(err, Status::InvalidArgument(
                          "snapshot " + dir + " is of a format " + *format +
-                         " pool; this kvadmin restores format " +
-                         std::to_string(store::pool_format::kFormatVersion) +
-                         " (and 2) snapshots only (nothing changed)"));
+                         " pool; this kvadmin restores format 2, 3 and 4 "
+                         "snapshots only (nothing changed)"));
   }
   Result<std::vector<sf::CatalogValue>> catalog = (*db)->Catalog();
   if (!catalog.ok()) return Fail(err, catalog.status());
