@@ -36,14 +36,23 @@ using testing::Read;
 using testing::TrackedPool;
 using testing::WriteRemote;
 
-class SegmentReuseCrashTest : public testing::TrackedKeyspaceTest {};
+// The parameter: keyspaces with a commit log (format 4: a grant
+// checkpoints) or without (format 3: a grant persists the deferred clears).
+class SegmentReuseCrashTest : public testing::TrackedKeyspaceTest,
+                              public ::testing::WithParamInterface<bool> {
+  KeyspaceOptions Options() const override {
+    KeyspaceOptions o = testing::TinyKeyspace();
+    o.commit_log = GetParam();
+    return o;
+  }
+};
 
 // The cleaner moves the only live record out of a sealed segment; the
 // segment is freed and granted again (zeroed). The slot's switch to the
 // copy must be durable before that, or a crash leaves the slot pointing at
 // zeros and recovery drops the key. No later commit touches the key's
 // buckets, so nothing else persists the switch by chance.
-TEST_F(SegmentReuseCrashTest, ACleanerVictimIsReusedOnlyAfterItsSlotsMoved) {
+TEST_P(SegmentReuseCrashTest, ACleanerVictimIsReusedOnlyAfterItsSlotsMoved) {
   const std::string cold = KeysWithHome(2, 1, 16, "cold")[0];
   const std::string hot = KeysWithHome(9, 1, 16, "hot")[0];
   Writer w(ks_);
@@ -81,7 +90,7 @@ TEST_F(SegmentReuseCrashTest, ACleanerVictimIsReusedOnlyAfterItsSlotsMoved) {
 // data comes back sealed), the cleaner over all of them, every free
 // segment granted again (zeroed) — with crashes at every persist point of
 // the cleaning and regranting and after it.
-TEST_F(SegmentReuseCrashTest, CleanCloseThenCleanerThenRegrantThenCrash) {
+TEST_P(SegmentReuseCrashTest, CleanCloseThenCleanerThenRegrantThenCrash) {
   std::map<std::string, std::string> want;
   {
     Writer w(ks_);
@@ -125,7 +134,7 @@ TEST_F(SegmentReuseCrashTest, CleanCloseThenCleanerThenRegrantThenCrash) {
 // deleted key's record at offset 0, and the next record written there is
 // the same key with the same length: if the zeros were skipped, a torn
 // commit (slot durable, record not) would read as the deleted value.
-TEST_F(SegmentReuseCrashTest, ARegrantedSegmentNeverShowsAnOlderRecord) {
+TEST_P(SegmentReuseCrashTest, ARegrantedSegmentNeverShowsAnOlderRecord) {
   const std::string key = KeysWithHome(2, 1)[0];
   const std::string hot = KeysWithHome(9, 1, 16, "hot")[0];
   Writer w(ks_);
@@ -169,7 +178,7 @@ TEST_F(SegmentReuseCrashTest, ARegrantedSegmentNeverShowsAnOlderRecord) {
 // slot's offset, a record of the same key and length with a sequence it
 // forged above the key's: a revived old slot would make it the key's
 // newest version.
-TEST_F(SegmentReuseCrashTest,
+TEST_P(SegmentReuseCrashTest,
        AnUpdatesOldSlotIsClearedBeforeItsSegmentIsReused) {
   const std::string key = KeysWithHome(6, 1)[0];
   SegmentGrant g = ks_->GrantSegment().value();
@@ -207,7 +216,7 @@ TEST_F(SegmentReuseCrashTest,
 // granted again and a remote writer leaves, at the torn slot's offset, a
 // record of the same key and length with a forged sequence. A repair that
 // was not persisted revives the slot at the next crash, over that record.
-TEST_F(SegmentReuseCrashTest, ARepairIsDurableBeforeItsSegmentIsReused) {
+TEST_P(SegmentReuseCrashTest, ARepairIsDurableBeforeItsSegmentIsReused) {
   const std::string key = KeysWithHome(11, 1)[0];
   {
     Writer w(ks_);
@@ -268,7 +277,7 @@ TEST_F(SegmentReuseCrashTest, ARepairIsDurableBeforeItsSegmentIsReused) {
 // or hostile client) — are never read as versions, and a later commit of
 // that key over a returned one's bytes is all-or-nothing: the grant's
 // zeros, not the forged record, show through a torn commit.
-TEST_F(SegmentReuseCrashTest, AbandonedRemoteRecordsAreNeverVersions) {
+TEST_P(SegmentReuseCrashTest, AbandonedRemoteRecordsAreNeverVersions) {
   for (bool seal : {false, true}) {
     SCOPED_TRACE(seal ? "sealed" : "returned");
     const std::string key = seal ? "sealed-key" : "returned-key";
@@ -319,6 +328,11 @@ TEST_F(SegmentReuseCrashTest, AbandonedRemoteRecordsAreNeverVersions) {
     ASSERT_TRUE(ks_->SealSegment(again).ok());
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Formats, SegmentReuseCrashTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? "CommitLog" : "NoCommitLog";
+                         });
 
 }  // namespace
 }  // namespace kv::store
