@@ -29,11 +29,13 @@
 #include "index.h"
 #include "index_slots.h"
 #include "kv/index_format.h"
+#include "kv/index_lookup.h"
 #include "kv/store/keyspace.h"
 
 namespace kv::store {
 namespace {
 namespace ix = kv::index_format;
+namespace il = kv::index_lookup;
 namespace rf = kv::record_format;
 }  // namespace
 
@@ -145,23 +147,22 @@ Keyspace::Replay Keyspace::PlanReplay() const {
       it->second.record = view;
     }
   });
-  // The key's newest slot (a read-only open leaves duplicates).
+  // The key's newest slot (a read-only open leaves duplicates): Get's
+  // choice, over the neighbourhood as it is now.
   auto newest_slot = [&](std::string_view key, uint64_t hash, Found* out) {
-    const uint64_t home = ix::HomeBucket(hash, index_->bucket_count());
-    bool found = false;
-    for (uint64_t i = home * ix::kSlotsPerBucket;
-         i < (home + ix::kProbeBuckets) * ix::kSlotsPerBucket; i++) {
-      const uint64_t v = LoadSlot(index_->Slot(i));
-      rf::RecordView view;
-      if (v == 0 || !SlotInBounds(v) || !SlotProblem(i, v, &view).empty() ||
-          view.key != key ||
-          (found && view.header.sequence <= out->view.header.sequence)) {
-        continue;
-      }
-      *out = {index_->Slot(i), v, view};
-      found = true;
+    const uint64_t buckets = index_->bucket_count();
+    uint64_t* live = index_->Bucket(ix::HomeBucket(hash, buckets));
+    uint64_t neigh[il::kNeighbourhoodSlots];
+    for (size_t i = 0; i < il::kNeighbourhoodSlots; i++) {
+      neigh[i] = LoadSlot(&live[i]);
     }
-    return found;
+    const il::Choice c = il::ChooseNewest(
+        neigh, geometry(buckets), key, hash, [&](size_t, uint64_t slot) {
+          return static_cast<const uint8_t*>(log_ + ix::SlotLogOffset(slot));
+        });
+    if (!c.found()) return false;
+    *out = {&live[c.pos], c.slot, c.view};
+    return true;
   };
   for (auto& [key, item] : newest) {
     item.found = newest_slot(key, item.record.header.key_hash, &item.old);
