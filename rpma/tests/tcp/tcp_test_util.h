@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -42,6 +43,26 @@ inline bool WaitReadable(int fd, int timeout_ms) {
 inline bool NextEvent(CmChannel* ch, CmEvent* ev, int timeout_ms = 5000) {
   if (!WaitReadable(ch->fd(), timeout_ms)) return false;
   return ch->GetEvent(ev) == 0;
+}
+
+// Next completion event of a channel whose fd is O_NONBLOCK, within
+// timeout_ms; the GetEvent result (-EAGAIN on timeout). A readable channel
+// fd does not promise an event (docs/tcp_provider.md, "Progress"): the
+// engine thread may be completing the bytes that woke the poll, so the
+// wait is repeated until the event is there.
+inline int NextCqEvent(CompletionChannel* ch, Cq** got, int timeout_ms) {
+  const int64_t end = NowMs() + timeout_ms;
+  int rc = -EAGAIN;
+  while (rc == -EAGAIN) {
+    const int64_t left = end - NowMs();
+    if (left < 0) break;
+    if (!WaitReadable(ch->fd(), static_cast<int>(left))) continue;
+    rc = ch->GetEvent(got);
+    // Readable, but the engine thread holds the bytes: let it finish.
+    if (rc == -EAGAIN)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return rc;
 }
 
 // Polls until n completions arrived (or timeout_ms passed).
