@@ -21,8 +21,6 @@
  *                             channel shared by many connections
  *   rpma_conn_req_set_group() make a request's connection a member
  *   rpma_conn_group_next()    which member has a completion or an event
- *   rpma_conn_group_set_busy() the driving thread is busy: the provider
- *                              serves one-sided requests meanwhile
  *
  * (librpma gives every connection a CM event channel of its own and every
  * CQ a completion channel of its own: over tcp that was four descriptors
@@ -253,24 +251,6 @@ int rpma_conn_req_set_group(struct rpma_conn_req *req,
  */
 int rpma_conn_group_next(struct rpma_conn_group *group,
                          struct rpma_conn **conn_ptr, int *what);
-
-/*
- * rpma_conn_group_set_busy - say that the thread driving the group is
- * about to be busy elsewhere for a while (busy = 1: a blocking flush, a
- * wait for another machine) and that it waits on the group again
- * (busy = 0). A NIC serves the members' one-sided requests whatever the
- * application does, and so does every provider between the two calls:
- * tcp lends the members' sockets to its engine thread, which serves one
- * that becomes ready at once (also reading messages, whose completions
- * wait for rpma_conn_group_next), where otherwise a request waits up to
- * 2 x 10 ms for the engine to take the socket back. Each call is one
- * epoll_ctl on tcp; nothing on verbs. Call it from the thread that drives
- * the group; busy = 0 when not busy does nothing.
- *
- * ERRORS
- * RPMA_E_INVAL - group is NULL, or busy is neither 0 nor 1
- */
-int rpma_conn_group_set_busy(struct rpma_conn_group *group, int busy);
 
 /*
  * RPMA_EXT_F_MORE - a flag for rpma_read(), rpma_write(), rpma_send() and

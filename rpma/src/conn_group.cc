@@ -191,13 +191,6 @@ RPMA_EXPORT int rpma_conn_group_next(struct rpma_conn_group* group,
   return 0;
 }
 
-RPMA_EXPORT int rpma_conn_group_set_busy(struct rpma_conn_group* group,
-                                         int busy) {
-  if (group == nullptr || (busy != 0 && busy != 1)) return RPMA_E_INVAL;
-  group->channel->LendProgress(busy == 1);
-  return 0;
-}
-
 RPMA_EXPORT int rpma_conn_req_set_group(struct rpma_conn_req* req,
                                         struct rpma_conn_group* group) {
   if (req == nullptr || group == nullptr) return RPMA_E_INVAL;

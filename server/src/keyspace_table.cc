@@ -98,8 +98,6 @@ Result<OpenKeyspace*> KeyspaceTable::Register(
   auto open = std::make_unique<OpenKeyspace>();
   open->keyspace = std::move(ks);
   open->region = open->keyspace->region();
-  const std::string granularity = open->keyspace->granularity();
-  open->slow_commit = granularity != "cache line" && granularity != "byte";
   int rc = rpma_peer_new(device_, &open->peer);
   if (rc) {
     return Status::Unavailable("a protection domain for keyspace '" +

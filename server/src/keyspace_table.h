@@ -45,10 +45,6 @@ struct OpenKeyspace {
   uint8_t read_desc[protocol::kDescriptorSize] = {};
   // Sessions bound to it now (Session::Bind to ~Session).
   std::atomic<uint32_t> sessions{0};
-  // Its commit point blocks for a device flush (an msync of a
-  // page-granularity file, not a cache-line fence): a worker lends its
-  // connections' progress meanwhile (Worker::CommitPass).
-  bool slow_commit = false;
 };
 
 // Geometry of the keyspaces this server creates.

@@ -186,13 +186,8 @@ void Worker::CommitPass(const std::vector<Session*>& sessions) {
       }
     }
     results_.clear();
-    // An msync takes hundreds of microseconds: meanwhile the provider
-    // serves this worker's connections (a client's one-sided get need not
-    // wait for it; rpma_conn_group_set_busy).
-    if (ks->slow_commit) (void)rpma_conn_group_set_busy(group_, 1);
     ks->keyspace->pipeline().Commit(requests_.data(), requests_.size(),
                                     &results_);
-    if (ks->slow_commit) (void)rpma_conn_group_set_busy(group_, 0);
     if (options_.stats != nullptr) {
       options_.stats->Add(options_.stats->commit_groups);
       if (members.size() > 1) {

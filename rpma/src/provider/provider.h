@@ -123,11 +123,6 @@ class CompletionChannel {
   // the acknowledgement (cq is alive until then); tcp's acknowledgement
   // is nothing, and it does not touch cq.
   virtual void Ack(Cq* cq, unsigned n);
-  // The thread that waits on this channel is about to be busy elsewhere
-  // (on) or waits again (off): meanwhile the provider serves the
-  // channel's connections itself (rpma_conn_group_set_busy). A NIC always
-  // does: the default does nothing.
-  virtual void LendProgress(bool on) {}
 };
 
 // A completion queue (ibv_cq). Created armed-less; RequestNotify() arms it

@@ -7,33 +7,14 @@
 
 #include <cerrno>
 
-#include "tcp/progress_engine.h"
 #include "tcp/tcp_conn.h"
 
 namespace rpma::prov::tcp {
 
-// The engine's handler of the lend set; the group may be gone first.
-class ProgressGroup::LendHandler : public Handler {
- public:
-  explicit LendHandler(std::weak_ptr<ProgressGroup> g) : g_(std::move(g)) {}
-  void OnEvent(uint32_t) override {
-    if (auto g = g_.lock()) g->ServeLent();
-  }
-
- private:
-  const std::weak_ptr<ProgressGroup> g_;
-};
-
 int ProgressGroup::Create(int event_fd, std::shared_ptr<ProgressGroup>* out) {
   int epfd = epoll_create1(EPOLL_CLOEXEC);
   if (epfd < 0) return -errno;
-  int lend_epfd = epoll_create1(EPOLL_CLOEXEC);
-  if (lend_epfd < 0) {
-    const int rc = -errno;
-    close(epfd);
-    return rc;
-  }
-  std::shared_ptr<ProgressGroup> g(new ProgressGroup(epfd, lend_epfd));
+  std::shared_ptr<ProgressGroup> g(new ProgressGroup(epfd));
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.u64 = 0;
@@ -42,11 +23,7 @@ int ProgressGroup::Create(int event_fd, std::shared_ptr<ProgressGroup>* out) {
   return 0;
 }
 
-ProgressGroup::~ProgressGroup() {
-  StopLending();
-  close(lend_epfd_);
-  close(epfd_);
-}
+ProgressGroup::~ProgressGroup() { close(epfd_); }
 
 int ProgressGroup::Join(const std::shared_ptr<TcpConn>& conn, int sock,
                         uint32_t events, uint64_t* key) {
@@ -56,11 +33,6 @@ int ProgressGroup::Join(const std::shared_ptr<TcpConn>& conn, int sock,
   ev.events = events;
   ev.data.u64 = k;
   if (epoll_ctl(epfd_, EPOLL_CTL_ADD, sock, &ev) != 0) return -errno;
-  if (epoll_ctl(lend_epfd_, EPOLL_CTL_ADD, sock, &ev) != 0) {
-    const int rc = -errno;
-    epoll_ctl(epfd_, EPOLL_CTL_DEL, sock, nullptr);
-    return rc;
-  }
   members_[k] = conn;
   *key = k;
   return 0;
@@ -71,20 +43,12 @@ void ProgressGroup::Modify(int sock, uint64_t key, uint32_t events) {
   ev.events = events;
   ev.data.u64 = key;
   epoll_ctl(epfd_, EPOLL_CTL_MOD, sock, &ev);
-  epoll_ctl(lend_epfd_, EPOLL_CTL_MOD, sock, &ev);
 }
 
 void ProgressGroup::Leave(int sock, uint64_t key) {
   std::lock_guard<std::mutex> lock(mu_);
   epoll_ctl(epfd_, EPOLL_CTL_DEL, sock, nullptr);
-  epoll_ctl(lend_epfd_, EPOLL_CTL_DEL, sock, nullptr);
   members_.erase(key);
-}
-
-std::shared_ptr<TcpConn> ProgressGroup::Member(uint64_t key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = members_.find(key);
-  return it != members_.end() ? it->second.lock() : nullptr;
 }
 
 void ProgressGroup::Progress() {
@@ -96,64 +60,13 @@ void ProgressGroup::Progress() {
     const uint64_t key = evs[i].data.u64;
     const uint32_t events = evs[i].events;
     if (key == 0) continue;  // a completion: the caller takes it
-    if (std::shared_ptr<TcpConn> c = Member(key)) {
-      app_serves_.fetch_add(1, std::memory_order_relaxed);
-      c->OnAppEvent(events);
+    std::shared_ptr<TcpConn> c;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = members_.find(key);
+      if (it != members_.end()) c = it->second.lock();
     }
-  }
-}
-
-void ProgressGroup::Lend(ProgressEngine* engine) {
-  if (engine == nullptr) return;
-  std::lock_guard<std::mutex> lock(lend_mu_);
-  if (engine_ != nullptr && engine_ != engine) return;  // one engine only
-  lent_.store(true, std::memory_order_release);
-  if (engine_ == nullptr) {
-    uint64_t id = 0;
-    auto h = std::make_shared<LendHandler>(weak_from_this());
-    if (engine->Add(lend_epfd_, EPOLLIN | EPOLLONESHOT, std::move(h), &id) !=
-        0) {
-      lent_.store(false, std::memory_order_release);
-      return;  // not lent: the handover serves them, as before
-    }
-    engine_ = engine;
-    lend_id_ = id;
-    return;
-  }
-  engine_->Modify(lend_epfd_, lend_id_, EPOLLIN | EPOLLONESHOT);
-}
-
-void ProgressGroup::Reclaim() {
-  std::lock_guard<std::mutex> lock(lend_mu_);
-  if (!lent_.exchange(false, std::memory_order_acq_rel)) return;
-  // Disarmed; a ServeLent running now re-arms only while lent_.
-  engine_->Modify(lend_epfd_, lend_id_, 0);
-}
-
-void ProgressGroup::StopLending() {
-  std::lock_guard<std::mutex> lock(lend_mu_);
-  lent_.store(false, std::memory_order_release);
-  if (engine_ == nullptr) return;
-  engine_->Remove(lend_epfd_, lend_id_);
-  engine_ = nullptr;
-  lend_id_ = 0;
-}
-
-void ProgressGroup::ServeLent() {
-  constexpr int kMaxEvents = 16;
-  epoll_event evs[kMaxEvents];
-  const int n = epoll_wait(lend_epfd_, evs, kMaxEvents, 0);
-  // Counted first: a peer may see the responses before this returns.
-  if (n > 0) lent_serves_.fetch_add(n, std::memory_order_relaxed);
-  for (int i = 0; i < n; ++i) {
-    const uint64_t key = evs[i].data.u64;
-    const uint32_t events = evs[i].events;
-    // As the engine serves a socket of its own (no deferred acks).
-    if (std::shared_ptr<TcpConn> c = Member(key)) c->OnEvent(events);
-  }
-  std::lock_guard<std::mutex> lock(lend_mu_);
-  if (lent_.load(std::memory_order_acquire) && engine_ != nullptr) {
-    engine_->Modify(lend_epfd_, lend_id_, EPOLLIN | EPOLLONESHOT);
+    if (c) c->OnAppEvent(events);
   }
 }
 

@@ -6,33 +6,17 @@
 
 #include "log_internal.h"
 #include "tcp/tcp_device.h"
-#include "tcp/tcp_pd.h"
 
 namespace rpma::prov::tcp {
 
-int TcpCompletionChannel::Create(TcpPd* engine_of,
-                                 std::unique_ptr<CompletionChannel>* out) {
+int TcpCompletionChannel::Create(std::unique_ptr<CompletionChannel>* out) {
   std::unique_ptr<TcpCompletionChannel> ch(new TcpCompletionChannel());
-  ch->pd_ = engine_of;
   int rc = EventQueue<TcpCq*>::Create(&ch->events_);
   if (rc != 0) return rc;
   rc = ProgressGroup::Create(ch->events_->fd(), &ch->group_);
   if (rc != 0) return rc;
   *out = std::move(ch);
   return 0;
-}
-
-TcpCompletionChannel::~TcpCompletionChannel() {
-  if (group_ != nullptr) group_->StopLending();  // before the Pd's engine
-}
-
-void TcpCompletionChannel::LendProgress(bool on) {
-  if (!on) {
-    group_->Reclaim();
-    return;
-  }
-  // Lending a group with no connection yet starts no engine.
-  if (pd_ != nullptr) group_->Lend(pd_->engine());
 }
 
 namespace {

@@ -27,19 +27,14 @@
 namespace rpma::prov::tcp {
 
 class TcpCq;
-class TcpPd;
 
 class TcpCompletionChannel : public CompletionChannel {
  public:
-  // `engine_of`: the Pd whose engine serves the channel's sockets while
-  // its waiter lends them (LendProgress); it outlives the channel.
-  static int Create(TcpPd* engine_of, std::unique_ptr<CompletionChannel>* out);
-  ~TcpCompletionChannel() override;
+  static int Create(std::unique_ptr<CompletionChannel>* out);
   int fd() const override { return group_->fd(); }
   int GetEvent(Cq** cq) override;
-  int TryGetEvent(Cq** cq) override;    // a group's: the fd is its own
-  void Ack(Cq*, unsigned) override {}   // TcpCq::AckEvents does nothing
-  void LendProgress(bool on) override;  // ProgressGroup::Lend / Reclaim
+  int TryGetEvent(Cq** cq) override;   // a group's: the fd is its own
+  void Ack(Cq*, unsigned) override {}  // TcpCq::AckEvents does nothing
   // The sockets this channel's waiters progress.
   const std::shared_ptr<ProgressGroup>& group() const { return group_; }
 
@@ -68,7 +63,6 @@ class TcpCompletionChannel : public CompletionChannel {
   int TakeAfterProgress(Cq** cq);
   std::unique_ptr<EventQueue<TcpCq*>> events_;
   std::shared_ptr<ProgressGroup> group_;
-  TcpPd* pd_ = nullptr;
 };
 
 // Coalesces completion-channel events on this thread: while a NotifyBatch

@@ -36,11 +36,9 @@ int64_t TcpPd::HeldForPeers() {
   return engine_ != nullptr ? engine_->held() : 0;
 }
 
-bool TcpPd::has_engine() { return engine() != nullptr; }
-
-ProgressEngine* TcpPd::engine() {
+bool TcpPd::has_engine() {
   std::lock_guard<std::mutex> lock(engine_mu_);
-  return engine_.get();
+  return engine_ != nullptr;
 }
 
 int TcpPd::RegMrForQp(Qp* qp, void* addr, size_t length, int access,
@@ -62,7 +60,7 @@ int TcpPd::RegMr(void* addr, size_t length, int access,
 }
 
 int TcpPd::CreateCompletionChannel(std::unique_ptr<CompletionChannel>* out) {
-  return TcpCompletionChannel::Create(this, out);
+  return TcpCompletionChannel::Create(out);
 }
 
 int TcpPd::CreateCq(int cqe, CompletionChannel* channel,

@@ -47,9 +47,6 @@ class TcpPd : public Pd {
   int64_t HeldForPeers();
   // Whether the engine thread was started (tests).
   bool has_engine();
-  // The engine once started, else nullptr (starts none); it lives as long
-  // as the Pd.
-  ProgressEngine* engine();
   MrTable* mrs() { return &mrs_; }
 
  private:

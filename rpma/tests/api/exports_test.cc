@@ -101,11 +101,10 @@ const char* const kLibrpmaFunctions[] = {
 
 // rpkv extensions beyond librpma (rpma/include/rpma_ext.h).
 const char* const kRpkvExtensions[] = {
-    "rpma_conn_group_delete",   "rpma_conn_group_get_fd",
-    "rpma_conn_group_new",      "rpma_conn_group_next",
-    "rpma_conn_group_set_busy", "rpma_conn_mr_reg",
-    "rpma_conn_req_set_group",  "rpma_conn_req_set_peer",
-    "rpma_mr_advance",
+    "rpma_conn_group_delete", "rpma_conn_group_get_fd",
+    "rpma_conn_group_new",    "rpma_conn_group_next",
+    "rpma_conn_mr_reg",       "rpma_conn_req_set_group",
+    "rpma_conn_req_set_peer", "rpma_mr_advance",
 };
 
 std::set<std::string> DynamicSymbols(bool defined_text_only) {

@@ -340,48 +340,6 @@ TEST_F(GroupTest, OneSidedReadsAreServedWhileOnlyTheGroupIsDriven) {
   driver.join();
 }
 
-TEST_F(GroupTest, SetBusyChecksItsArguments) {
-  EXPECT_EQ(rpma_conn_group_set_busy(nullptr, 1), RPMA_E_INVAL);
-  EXPECT_EQ(rpma_conn_group_set_busy(group_, 2), RPMA_E_INVAL);
-  EXPECT_EQ(rpma_conn_group_set_busy(group_, -1), RPMA_E_INVAL);
-  EXPECT_EQ(rpma_conn_group_set_busy(group_, 0), 0);  // not busy: nothing
-  EXPECT_EQ(rpma_conn_group_set_busy(group_, 1), 0);  // no member yet
-  EXPECT_EQ(rpma_conn_group_set_busy(group_, 0), 0);
-}
-
-TEST_F(GroupTest, OneSidedReadsAreServedWhileTheDriverIsBusy) {
-  struct rpma_conn *s = nullptr, *c = nullptr;
-  Member(1, &s, &c);
-  Pair p{c, s};
-  // The driver serves the member once (the provider leaves its socket to
-  // it), then is busy elsewhere, never calling rpma_conn_group_next.
-  std::atomic<int> phase{0};
-  std::thread driver([&] {
-    int fd = -1;
-    (void)rpma_conn_group_get_fd(group_, &fd);
-    while (phase.load() == 0) {
-      (void)Readable(fd, 10);
-      struct rpma_conn* who = nullptr;
-      int what = 0;
-      while (rpma_conn_group_next(group_, &who, &what) == 0) {
-      }
-    }
-    EXPECT_EQ(rpma_conn_group_set_busy(group_, 1), 0);
-    phase.store(2);
-    while (phase.load() == 2) std::this_thread::yield();
-    EXPECT_EQ(rpma_conn_group_set_busy(group_, 0), 0);
-  });
-  ASSERT_EQ(Op(p, mr_a_, 0, false), IBV_WC_SUCCESS);
-  phase.store(1);
-  while (phase.load() != 2) std::this_thread::yield();
-  for (int i = 0; i < 50; i++) {
-    ASSERT_EQ(Op(p, mr_a_, 0, false), IBV_WC_SUCCESS) << i;
-  }
-  EXPECT_TRUE(AllAre(cbuf_, 0, 8, 'A'));
-  phase.store(3);
-  driver.join();
-}
-
 TEST_F(GroupTest, ADeletedMemberIsNeverReported) {
   struct rpma_conn *s1 = nullptr, *c1 = nullptr, *s2 = nullptr, *c2 = nullptr;
   Member(2, &s1, &c1);

@@ -23,7 +23,7 @@ class NotifyBatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::unique_ptr<CompletionChannel> ch;
-    ASSERT_EQ(TcpCompletionChannel::Create(nullptr, &ch), 0);
+    ASSERT_EQ(TcpCompletionChannel::Create(&ch), 0);
     channel_.reset(static_cast<TcpCompletionChannel*>(ch.release()));
     int fl = fcntl(channel_->fd(), F_GETFL);
     ASSERT_EQ(fcntl(channel_->fd(), F_SETFL, fl | O_NONBLOCK), 0);
@@ -86,7 +86,7 @@ TEST_F(NotifyBatchTest, AnUnarmedCqFiresNothingAfterTheBatch) {
 
 TEST_F(NotifyBatchTest, TryGetEventNeverBlocksOnABlockingFd) {
   std::unique_ptr<CompletionChannel> ch;
-  ASSERT_EQ(TcpCompletionChannel::Create(nullptr, &ch), 0);
+  ASSERT_EQ(TcpCompletionChannel::Create(&ch), 0);
   int fl = fcntl(ch->fd(), F_GETFL);
   ASSERT_EQ(fl & O_NONBLOCK, 0);  // blocking: GetEvent would wait here
   Cq* got = nullptr;
@@ -119,7 +119,7 @@ TEST_F(NotifyBatchTest, WhatATakerFiresForItselfAndLeavesWakesTheOthers) {
 
 TEST_F(NotifyBatchTest, AnotherChannelsEventsStayCountedWhileConsuming) {
   std::unique_ptr<CompletionChannel> other_ch;
-  ASSERT_EQ(TcpCompletionChannel::Create(nullptr, &other_ch), 0);
+  ASSERT_EQ(TcpCompletionChannel::Create(&other_ch), 0);
   auto* other = static_cast<TcpCompletionChannel*>(other_ch.get());
   auto ocq = std::make_unique<TcpCq>(16, other);
   ASSERT_EQ(ocq->RequestNotify(), 0);
