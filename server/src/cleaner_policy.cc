@@ -39,12 +39,15 @@ CleanerPolicy::CleanerPolicy(KeyspaceTable* keyspaces, Stats* stats,
 void CleanerPolicy::Start() {
   thread_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
+    std::chrono::milliseconds wait = period_;
     while (!stop_) {
-      cv_.wait_for(lock, period_, [this] { return stop_; });
+      cv_.wait_for(lock, wait, [this] { return stop_; });
       if (stop_) break;
       lock.unlock();
-      RunOnce();
+      const bool changed = RunOnce();
       lock.lock();
+      wait =
+          changed ? period_ : std::min(wait * 2, std::max(kIdleMax, period_));
     }
   });
 }
@@ -58,7 +61,8 @@ void CleanerPolicy::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void CleanerPolicy::RunOnce() {
+bool CleanerPolicy::RunOnce() {
+  bool changed = false;
   for (const std::shared_ptr<store::Keyspace>& k : keyspaces_->All()) {
     store::Keyspace& ks = *k;
     // Expired keys' slots cleared first (skipped cheaply while none can
@@ -72,6 +76,12 @@ void CleanerPolicy::RunOnce() {
            ks.name().c_str(), static_cast<unsigned long long>(*expired));
     }
     const store::KeyspaceStats before = ks.Stats();
+    const std::pair<uint64_t, uint64_t> seen = {
+        before.live_bytes + before.dead_bytes, before.keys};
+    auto [at, added] = last_seen_.try_emplace(ks.name(), seen);
+    if (added || at->second != seen) changed = true;
+    at->second = seen;
+    if (expired.ok() && *expired != 0) changed = true;
     if (!ShouldClean(before, threshold_)) continue;
     const auto t0 = std::chrono::steady_clock::now();
     Result<uint32_t> cleaned = ks.Clean(1.0 - threshold_);
@@ -92,6 +102,7 @@ void CleanerPolicy::RunOnce() {
     Stats::Add(stats_->cleaner_segments, *cleaned);
     last_failure_.erase(ks.name());
     if (*cleaned == 0) continue;
+    changed = true;
     const store::KeyspaceStats after = ks.Stats();
     Logf(
         "cleaner: keyspace '%s': %u segments cleaned in %lld ms, dead bytes "
@@ -100,6 +111,7 @@ void CleanerPolicy::RunOnce() {
         static_cast<unsigned long long>(before.dead_bytes),
         static_cast<unsigned long long>(after.dead_bytes));
   }
+  return changed;
 }
 
 }  // namespace kv::server

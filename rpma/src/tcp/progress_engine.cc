@@ -84,16 +84,42 @@ ProgressEngine::~ProgressEngine() {
 }
 
 int ProgressEngine::Add(int fd, uint32_t events, std::shared_ptr<Handler> h,
-                        uint64_t* id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  uint64_t my = next_id_++;
-  epoll_event ev{};
-  ev.events = events;
-  ev.data.u64 = my;
-  if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) return -errno;
-  handlers_[my] = std::move(h);
-  *id = my;
+                        uint64_t* id, bool ticks) {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint64_t my = next_id_++;
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = my;
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) return -errno;
+    handlers_[my] = std::move(h);
+    if (ticks) {
+      wake = ticking_++ == 0;
+    } else {
+      tickless_.insert(my);
+    }
+    *id = my;
+  }
+  // The thread may sleep with no timeout: its ticks start now (a
+  // connection's deadlines need them even if its socket stays silent).
+  if (wake) Wake();
   return 0;
+}
+
+void ProgressEngine::HoldTicks(int delta) {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake = ticking_ == 0 && delta > 0;
+    ticking_ += delta;
+  }
+  if (wake) Wake();
+}
+
+void ProgressEngine::Wake() {
+  uint64_t one = 1;
+  (void)!write(wakefd_, &one, sizeof(one));
 }
 
 void ProgressEngine::Modify(int fd, uint64_t id, uint32_t events) {
@@ -116,6 +142,7 @@ void ProgressEngine::Remove(int fd, uint64_t id) {
   if (it == handlers_.end()) return;
   dropped = std::move(it->second);
   handlers_.erase(it);
+  if (tickless_.erase(id) == 0) ticking_--;
 }
 
 void ProgressEngine::Unwatch(int fd, uint64_t id, uint32_t events) {
@@ -136,10 +163,7 @@ void ProgressEngine::Unwatch(int fd, uint64_t id, uint32_t events) {
     delegated_.insert(id);
   }
   // The thread may be blocked for a whole tick: let it start checking.
-  if (first) {
-    uint64_t one = 1;
-    (void)!write(wakefd_, &one, sizeof(one));
-  }
+  if (first) Wake();
 }
 
 void ProgressEngine::Rewatch(int fd, uint64_t id, uint32_t events) {
@@ -247,14 +271,13 @@ void ProgressEngine::RunDeferred() {
 
 void ProgressEngine::KickAll() {
   kick_ = true;
-  uint64_t one = 1;
-  (void)!write(wakefd_, &one, sizeof(one));
+  Wake();
 }
 
 void ProgressEngine::Run() {
   constexpr int kMaxEvents = 64;
   epoll_event evs[kMaxEvents];
-  int64_t next_tick = NowMs() + kTickMs;
+  int64_t next_tick = 0;   // while handlers need ticks
   int64_t next_check = 0;  // while connections are delegated
   std::vector<std::shared_ptr<Handler>> all;
   int64_t spin_until_ns = 0;  // poll without blocking until then
@@ -262,17 +285,28 @@ void ProgressEngine::Run() {
     int64_t now = NowMs();
     bool spin = poll_ns_ > 0 && NowNs() < spin_until_ns;
     bool checking;
+    bool ticking;
     {
       std::lock_guard<std::mutex> lock(mu_);
       checking = !delegated_.empty();
+      ticking = ticking_ > 0;
     }
     if (!checking) {
       next_check = 0;
     } else if (next_check == 0) {
       next_check = now + kHandoverMs;
     }
-    int64_t until = checking ? std::min(next_tick, next_check) : next_tick;
-    int wait = until > now ? static_cast<int>(until - now) : 0;
+    if (!ticking) {
+      next_tick = 0;
+    } else if (next_tick == 0) {
+      next_tick = now + kTickMs;
+    }
+    int64_t until = INT64_MAX;  // no timeout: only listeners, nothing due
+    if (ticking) until = next_tick;
+    if (checking) until = std::min(until, next_check);
+    int wait = until == INT64_MAX ? -1
+               : until > now      ? static_cast<int>(until - now)
+                                  : 0;
     int n = epoll_wait(epfd_, evs, kMaxEvents, spin ? 0 : wait);
     if (n < 0 && errno != EINTR) {
       RPMA_LOG_ERROR("tcp engine: epoll_wait: %d", errno);
@@ -313,7 +347,7 @@ void ProgressEngine::Run() {
       next_check = now + kHandoverMs;
       RunChecks();
     }
-    bool tick = now >= next_tick;
+    bool tick = next_tick != 0 && now >= next_tick;
     bool kick = kick_.exchange(false);
     if (!tick && !kick) continue;
     if (tick) next_tick = now + kTickMs;

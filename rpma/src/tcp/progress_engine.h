@@ -28,8 +28,11 @@
 // epoll_wait, yielding the CPU between empty polls) for N microseconds
 // after each socket event before blocking again.
 //
-// Idle cost: the 50 ms tick, plus one check every kHandoverMs while any
-// connection is delegated.
+// Idle cost: the 50 ms tick while any handler that needs it is registered
+// (every connection; a listener only while its accepts are paused), plus
+// one check every kHandoverMs while any connection is delegated. With
+// nothing but listeners the thread sleeps until an event: an idle server
+// with no client costs no wake-up here.
 //
 // Thread-safety: Add/Modify/Remove/Unwatch/Rewatch/DeferFlush/
 // CancelDeferred/KickAll may be called from any thread, also from inside a
@@ -76,8 +79,14 @@ class ProgressEngine {
   static int Create(std::unique_ptr<ProgressEngine>* out);
   ~ProgressEngine();  // stops and joins the thread, drops remaining handlers
 
-  // Registers fd with epoll events; *id names the registration.
-  int Add(int fd, uint32_t events, std::shared_ptr<Handler> h, uint64_t* id);
+  // Registers fd with epoll events; *id names the registration. A handler
+  // added with ticks = false gets OnTick only while some other handler
+  // needs ticks or it holds them (HoldTicks).
+  int Add(int fd, uint32_t events, std::shared_ptr<Handler> h, uint64_t* id,
+          bool ticks = true);
+  // +1 / -1: a handler added without ticks needs them for a while (a
+  // listener whose accepts are paused retries on the tick).
+  void HoldTicks(int delta);
   // Also for a delegated fd (its events for the checks).
   void Modify(int fd, uint64_t id, uint32_t events);
   // Unregisters (fd must still be open); the engine drops its reference.
@@ -111,6 +120,7 @@ class ProgressEngine {
   void RunChecks();
   void RunDeferred();
   void ArmTimer(int64_t in_ns);  // under mu_; in_ns > 0
+  void Wake();                   // the thread returns from its epoll_wait
   // The handlers of ids that are still registered (under mu_).
   void Collect(const std::vector<uint64_t>& ids,
                std::vector<std::shared_ptr<Handler>>* out);
@@ -128,6 +138,8 @@ class ProgressEngine {
   std::unordered_map<uint64_t, std::shared_ptr<Handler>> handlers_;
   uint64_t next_id_ = 1;
   std::unordered_set<uint64_t> delegated_;  // Unwatch()ed ids
+  std::unordered_set<uint64_t> tickless_;   // added with ticks = false
+  int ticking_ = 0;  // handlers that need ticks, plus HoldTicks (mu_)
   std::unordered_set<uint64_t> was_ready_;  // ready at the last check
   struct Deferred {
     uint64_t id;

@@ -30,7 +30,9 @@ ListenSocket::~ListenSocket() {
 
 int ListenSocket::Start() {
   std::lock_guard<std::mutex> lock(mu_);
-  return engine_->Add(fd_, EPOLLIN, shared_from_this(), &hid_);
+  // No ticks while accepting: an idle listener costs no wake-up.
+  return engine_->Add(fd_, EPOLLIN, shared_from_this(), &hid_,
+                      /*ticks=*/false);
 }
 
 void ListenSocket::Shutdown() {
@@ -41,6 +43,10 @@ void ListenSocket::Shutdown() {
     engine_->Remove(fd_, hid_);
     close(fd_);
     fd_ = -1;
+  }
+  if (paused_) {
+    paused_ = false;
+    engine_->HoldTicks(-1);
   }
 }
 
@@ -85,6 +91,7 @@ void ListenSocket::Pause(int err) {
   if (fd_ < 0 || paused_) return;
   paused_ = true;
   engine_->Modify(fd_, hid_, 0);
+  engine_->HoldTicks(1);  // the retry runs on the tick
   int64_t now = NowMs();
   if (now - last_warning_ms_ >= 10000) {  // at most one line per 10 s
     last_warning_ms_ = now;
@@ -99,6 +106,7 @@ void ListenSocket::OnTick(int64_t /*now_ms*/) {
   std::lock_guard<std::mutex> lock(mu_);
   if (fd_ < 0 || !paused_) return;
   paused_ = false;
+  engine_->HoldTicks(-1);
   engine_->Modify(fd_, hid_, EPOLLIN);
 }
 

@@ -2,7 +2,8 @@
 // deferral is never called back, and a deferral is called back once, no
 // earlier than its own kDeferUs (less kDeferSlackUs) — also when the timer
 // was armed for an earlier deferral that was cancelled (a cancel leaves
-// the timer armed).
+// the timer armed). And its ticks: none while only tickless handlers
+// (listeners) are registered.
 #include "tcp/progress_engine.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -21,10 +23,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Records when OnDeferred ran.
+// Records when OnDeferred ran, and counts ticks.
 class Recorder : public Handler {
  public:
   void OnEvent(uint32_t) override {}
+  void OnTick(int64_t) override { ticks_++; }
+  int ticks() const { return ticks_.load(); }
   void OnDeferred() override {
     std::lock_guard<std::mutex> lock(mu_);
     calls_.push_back(Clock::now());
@@ -37,6 +41,7 @@ class Recorder : public Handler {
  private:
   std::mutex mu_;
   std::vector<Clock::time_point> calls_;
+  std::atomic<int> ticks_{0};
 };
 
 class ProgressEngineTest : public ::testing::Test {
@@ -48,13 +53,38 @@ class ProgressEngineTest : public ::testing::Test {
     for (auto& [fd, id] : regs_) close(fd);
   }
   // A handler registered on an eventfd that never becomes ready.
-  uint64_t Register(std::shared_ptr<Recorder> h) {
+  uint64_t Register(std::shared_ptr<Recorder> h, bool ticks = true) {
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     EXPECT_GE(fd, 0);
     uint64_t id = 0;
-    EXPECT_EQ(engine_->Add(fd, EPOLLIN, h, &id), 0);
+    EXPECT_EQ(engine_->Add(fd, EPOLLIN, h, &id, ticks), 0);
     regs_.emplace_back(fd, id);
     return id;
+  }
+  void Unregister(uint64_t id) {
+    for (auto it = regs_.begin(); it != regs_.end(); ++it) {
+      if (it->second != id) continue;
+      engine_->Remove(it->first, id);
+      close(it->first);
+      regs_.erase(it);
+      return;
+    }
+  }
+  // Waits up to 2 s for h's ticks to pass n.
+  static bool TicksPass(const Recorder& h, int n) {
+    const auto end = Clock::now() + std::chrono::seconds(2);
+    while (h.ticks() <= n && Clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return h.ticks() > n;
+  }
+  // h's ticks over `ms` once any tick in progress is over.
+  static int TicksOver(const Recorder& h, int ms) {
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(ProgressEngine::kTickMs));
+    const int before = h.ticks();
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return h.ticks() - before;
   }
 
   static constexpr auto kDefer = std::chrono::microseconds(
@@ -122,6 +152,32 @@ TEST_F(ProgressEngineTest, StaggeredDeferralsAreEachCalledBackInTime) {
     ASSERT_EQ(calls.size(), 1u) << i;
     EXPECT_GE(calls[0] - when[i], kDefer) << i;
   }
+}
+
+// Idle cost: with only tickless handlers (listeners) the engine sleeps
+// with no timeout; a handler that needs ticks starts them at once (even
+// if its fd never becomes ready: a connection's deadlines), and they stop
+// again when it goes. Four ticks would fit in each 200 ms window.
+TEST_F(ProgressEngineTest,
+       AnEngineWithOnlyAListenerSleepsAndAConnectionStartsItsTicks) {
+  auto listener = std::make_shared<Recorder>();
+  Register(listener, /*ticks=*/false);
+  EXPECT_EQ(TicksOver(*listener, 200), 0);
+  auto conn = std::make_shared<Recorder>();
+  const uint64_t id = Register(conn);
+  ASSERT_TRUE(TicksPass(*conn, 1));
+  EXPECT_TRUE(TicksPass(*listener, 1));  // every handler ticks meanwhile
+  Unregister(id);
+  EXPECT_EQ(TicksOver(*listener, 200), 0);
+}
+
+TEST_F(ProgressEngineTest, ATicklessHandlerHoldingTicksGetsThemUntilItLets) {
+  auto listener = std::make_shared<Recorder>();
+  Register(listener, /*ticks=*/false);
+  engine_->HoldTicks(1);  // a paused accept retries on the tick
+  ASSERT_TRUE(TicksPass(*listener, 1));
+  engine_->HoldTicks(-1);
+  EXPECT_EQ(TicksOver(*listener, 200), 0);
 }
 
 }  // namespace
