@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "catalog.h"
+#include "commit_log.h"
 #include "index_slots.h"
 #include "kv/index_format.h"
 #include "kv/record_format.h"
@@ -53,7 +54,29 @@ struct PoolRestore::Planned {
   uint64_t current_generation = 0;
   std::vector<std::pair<uint64_t, uint64_t>> slots;  // (index, new value)
   uint64_t max_sequence = 0;
+  // A commit log fits between the log's end and the region's end (where
+  // the snapshot's keyspace had it): its entries, given after the commit
+  // point (GiveCommitLogs); 0 when none fits.
+  uint64_t ring_entries = 0;
 };
+
+namespace {
+
+// Entries of the commit log that fits after e's log in its region: whole
+// pages, at most commit_log::kMaxEntries; 0 under kMinEntries.
+// ValidateEntryGeometry held for e (the log lies inside the region).
+uint64_t RingEntriesThatFit(const pf::CatalogEntry& e) {
+  const uint64_t at = e.log_offset + e.log_size;
+  if (at % pf::kRegionAlign != 0) return 0;
+  const uint64_t gap = std::min<uint64_t>(
+      e.region_offset + e.region_size - at,
+      uint64_t{commit_log::kMaxEntries} * commit_log::kEntrySize);
+  const uint64_t n =
+      gap / pf::kRegionAlign * pf::kRegionAlign / commit_log::kEntrySize;
+  return n >= commit_log::kMinEntries ? n : 0;
+}
+
+}  // namespace
 
 PoolRestore::PoolRestore(std::unique_ptr<Mapping> m,
                          std::unique_ptr<RestoreJournal> j)
@@ -145,6 +168,7 @@ Status PoolRestore::PlanCatalog(const std::vector<RestoreKeyspace>& ks) {
       return Status::InvalidArgument("snapshot keyspace '" + k.name +
                                      "' does not fit this pool: " + why);
     }
+    p.ring_entries = RingEntriesThatFit(e);
     for (const Planned& q : planned_) {
       if (Overlap(q.entry, e) || q.entry.keyspace_id == e.keyspace_id ||
           EntryName(q.entry) == k.name) {
@@ -325,7 +349,33 @@ Result<RestoreReport> PoolRestore::Commit() {
   report.keyspaces = static_cast<uint32_t>(planned_.size());
   report.catalog_written = report.keyspaces;
   report.slots_changed = changes.size();
+  GiveCommitLogs(&report);
   return report;
+}
+
+void PoolRestore::GiveCommitLogs(RestoreReport* report) {
+  // Each restored keyspace is clean (its index persisted, clean_epoch set)
+  // and has no commit log in the catalog yet: a zeroed ring and a fresh
+  // checkpoint, durable, then the catalog entry that names them. A crash
+  // before that entry leaves the keyspace as restored, without one (the
+  // ring's bytes are not read); after it, with one that holds nothing.
+  uint8_t* base = mapping_->base();
+  for (Planned& p : planned_) {
+    const uint64_t at = p.entry.log_offset + p.entry.log_size;
+    if (p.ring_entries == 0 ||
+        !mapping_->Zero(at, p.ring_entries * commit_log::kEntrySize).ok()) {
+      report->without_commit_log.push_back(EntryName(p.entry));
+      continue;
+    }
+    CommitLog::Format(
+        base + p.entry.region_offset + commit_log::kCheckpointOffset,
+        p.ring_entries, mapping_->persister());
+    p.entry.commit_log_offset = at;
+    p.entry.commit_log_entries = p.ring_entries;
+    p.current_copy = WriteCatalogCopy(mapping_.get(), p.slot, p.current_copy,
+                                      p.current_generation, &p.entry);
+    p.current_generation = p.entry.generation;
+  }
 }
 
 }  // namespace kv::store

@@ -57,9 +57,9 @@ int Restore(const std::string& pool_path, const std::string& dir, bool force,
   Result<std::string> format = (*db)->Meta(sf::meta::kPoolFormatVersion);
   if (!format.ok()) return Fail(err, format.status());
   // Format 3 only added a record flag and format 4 a commit log after the
-  // log (restore recreates keyspaces without one): the slots of a format
-  // 2, 3 or 4 snapshot lie where format 4's do (the pool it is restored
-  // into is upgraded at open).
+  // log (restore gives one to each keyspace with room for it there): the
+  // slots of a format 2, 3 or 4 snapshot lie where format 4's do (the pool
+  // it is restored into is upgraded at open).
   static_assert(store::pool_format::kFormatVersion == 4,
                 "a new pool format: say whether its snapshots restore here");
   if (*format != "4" && *format != "3" && *format != "2") {
@@ -158,6 +158,12 @@ int Restore(const std::string& pool_path, const std::string& dir, bool force,
   }
   for (const std::string& k : report->kept) {
     os << "note: kept keyspace '" << k << "' (not in the snapshot)\n";
+  }
+  for (const std::string& k : report->without_commit_log) {
+    os << "note: keyspace '" << k
+       << "' has no room for a commit log after its log (the snapshot's "
+          "keyspace had none): its puts persist their index pages "
+          "(docs/format.md, \"Commit log\")\n";
   }
   os << "restored " << report->keyspaces << " keyspaces from " << dir << ": "
      << report->relinked << " entries re-linked, " << unlinked
